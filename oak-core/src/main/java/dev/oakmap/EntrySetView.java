@@ -1,0 +1,83 @@
+package dev.oakmap;
+
+import java.util.AbstractSet;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Set;
+import java.util.Spliterator;
+
+/**
+ * The mappings of an {@link OakMap} or of one of its views, in the view's order. Supports removal,
+ * not addition; iterators are weakly consistent and return entries whose {@code setValue} writes
+ * through to the map.
+ */
+final class EntrySetView<K, V> extends AbstractSet<Map.Entry<K, V>> {
+
+    private final OakMap<K, V> m;
+
+    EntrySetView(OakMap<K, V> m) {
+        this.m = m;
+    }
+
+    @Override
+    public Iterator<Map.Entry<K, V>> iterator() {
+        return m.entryIterator();
+    }
+
+    @Override
+    public int size() {
+        return m.size();
+    }
+
+    @Override
+    public boolean isEmpty() {
+        return m.isEmpty();
+    }
+
+    @Override
+    public boolean contains(Object o) {
+        if (!(o instanceof Map.Entry<?, ?> e)) {
+            return false;
+        }
+        V v = m.get(e.getKey());
+        return v != null && v.equals(e.getValue());
+    }
+
+    @Override
+    public boolean remove(Object o) {
+        if (!(o instanceof Map.Entry<?, ?> e)) {
+            return false;
+        }
+        return m.remove(e.getKey(), e.getValue());
+    }
+
+    @Override
+    public void clear() {
+        m.clear();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (o == this) {
+            return true;
+        }
+        if (!(o instanceof Set<?> s)) {
+            return false;
+        }
+        try {
+            return containsAll(s) && s.containsAll(this);
+        } catch (ClassCastException | NullPointerException unused) {
+            return false;
+        }
+    }
+
+    @Override
+    public int hashCode() {
+        return super.hashCode();
+    }
+
+    @Override
+    public Spliterator<Map.Entry<K, V>> spliterator() {
+        return new OakMap.LazySpliterator<>(m::entryIterator, Spliterator.DISTINCT, null, true);
+    }
+}

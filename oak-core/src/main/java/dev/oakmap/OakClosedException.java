@@ -1,0 +1,19 @@
+package dev.oakmap;
+
+/**
+ * Thrown by every operation on an {@link OakMap}, its views, iterators and buffers once the map
+ * has been {@linkplain OakMap#close() closed}.
+ */
+public class OakClosedException extends IllegalStateException {
+    private static final long serialVersionUID = 1L;
+
+    /** Creates the exception with a message saying the map is closed. */
+    public OakClosedException() {
+        super("this Oak map has been closed");
+    }
+
+    /** @param cause the low-level failure that revealed the map was closed */
+    public OakClosedException(Throwable cause) {
+        super("this Oak map has been closed", cause);
+    }
+}

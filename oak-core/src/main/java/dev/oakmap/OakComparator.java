@@ -1,0 +1,59 @@
+package dev.oakmap;
+
+import java.util.Comparator;
+
+/**
+ * Orders keys both as objects and in serialized form, so the map can search its off-heap keys
+ * without deserializing them. The three methods must agree with each other: for any keys
+ * {@code a}, {@code b} and their serialized forms {@code sa}, {@code sb}, the signs of
+ * {@code compareKeys(a, b)}, {@code compareSerializedKeys(sa, sb)} and
+ * {@code compareKeyAndSerializedKey(a, sb)} are the same. Implementations must be thread-safe.
+ *
+ * <p>If a comparison throws, the operation that called it fails with that exception and has no
+ * effect on the map.
+ *
+ * @param <K> the key type
+ */
+public interface OakComparator<K> extends Comparator<K> {
+
+    /** Compares two key objects. */
+    int compareKeys(K key1, K key2);
+
+    /** Compares two serialized keys. */
+    int compareSerializedKeys(OakScopedReadBuffer serializedKey1, OakScopedReadBuffer serializedKey2);
+
+    /** Compares a key object with a serialized key. */
+    int compareKeyAndSerializedKey(K key, OakScopedReadBuffer serializedKey);
+
+    /**
+     * Optional acceleration: an order-preserving 64-bit summary of a key (an "abbreviated key",
+     * such as its first 8 bytes). The map keeps these summaries in on-heap arrays and compares them
+     * (as unsigned longs) before touching serialized keys, so most search steps never leave the
+     * array. The contract: if {@code compareKeys(a, b) < 0} then
+     * {@code Long.compareUnsigned(keyPrefix(a), keyPrefix(b)) <= 0}, and
+     * {@code serializedKeyPrefix} of a key's serialized form equals {@code keyPrefix} of the key.
+     * Equal prefixes say nothing; the map then compares in full.
+     *
+     * <p>The default returns 0 for every key, which is always correct and gives no acceleration.
+     *
+     * @return the prefix of {@code key}
+     */
+    default long keyPrefix(K key) {
+        return 0L;
+    }
+
+    /**
+     * The prefix of a serialized key; must equal {@link #keyPrefix} of the deserialized key.
+     *
+     * @return the prefix of {@code serializedKey}
+     */
+    default long serializedKeyPrefix(OakScopedReadBuffer serializedKey) {
+        return 0L;
+    }
+
+    /** Same as {@link #compareKeys(Object, Object)}, so that this comparator is a {@link Comparator}. */
+    @Override
+    default int compare(K key1, K key2) {
+        return compareKeys(key1, key2);
+    }
+}

@@ -1,0 +1,1085 @@
+package dev.oakmap;
+
+import dev.oakmap.internal.map.Cursor;
+import dev.oakmap.internal.map.InternalOakMap;
+
+import java.util.AbstractMap;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.NavigableSet;
+import java.util.NoSuchElementException;
+import java.util.Objects;
+import java.util.Set;
+import java.util.Spliterator;
+import java.util.Spliterators;
+import java.util.concurrent.ConcurrentNavigableMap;
+import java.util.function.BiConsumer;
+import java.util.function.BiFunction;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * A concurrent, ordered map whose keys and values live off-heap, in memory the map manages
+ * itself. Built with an {@link OakMapBuilder}.
+ *
+ * <h2>A drop-in {@code ConcurrentSkipListMap}</h2>
+ *
+ * {@code OakMap} implements {@link ConcurrentNavigableMap} with the documented semantics of
+ * {@link java.util.concurrent.ConcurrentSkipListMap}: code that uses a skiplist can switch with
+ * one line. Sub-maps ({@link #subMap}, {@link #headMap}, {@link #tailMap}), the
+ * {@linkplain #descendingMap() descending map} and the key, value and entry collections are
+ * views backed by the same off-heap data; changes through any of them are visible through all.
+ * An instance of this class is either the map itself or one of its range and direction views;
+ * every view is itself an {@code OakMap}, so {@link #zc()}, {@link #close()} and the memory
+ * accessors work on views too.
+ *
+ * <h2>Costs of the object API, and the zero-copy API</h2>
+ *
+ * Keys and values are stored serialized. Every method of this (the "legacy") interface that takes
+ * an object serializes it, and every method that returns a key or value returns a fresh copy,
+ * deserialized from off-heap memory: {@code get}, the navigation methods, iterators and
+ * {@code entrySet()} all pay a deserialization per returned object. Objects returned are snapshots;
+ * mutating them has no effect on the map. For large values or long scans, use {@link #zc()}, which
+ * returns views of the off-heap bytes instead of copies, updates values in place, and offers scans
+ * that allocate nothing per element.
+ *
+ * <h2>Atomicity</h2>
+ *
+ * All point operations are linearizable. Unlike {@code ConcurrentSkipListMap},
+ * {@link #compute}, {@link #computeIfAbsent}, {@link #computeIfPresent} and {@link #merge} are
+ * performed atomically: the function runs while the value's lock is held, so no other update of
+ * the same key interleaves with it. The function may nevertheless be invoked more than once
+ * (and its earlier results discarded) if the call races with a concurrent insertion or removal of
+ * the same key; it should be free of side effects, and it must not access this map (doing so
+ * may deadlock or fail). If the function throws, the exception propagates and the mapping is
+ * left unchanged.
+ *
+ * <h2>Iteration</h2>
+ *
+ * Iterators and spliterators of all views are <em>weakly consistent</em>: they never throw
+ * {@link java.util.ConcurrentModificationException}, they return elements in the view's order,
+ * every mapping present for the whole duration of an iteration is returned exactly once, and no
+ * mapping absent for the whole duration is returned; mappings inserted or removed during the
+ * iteration may or may not be returned. Bulk operations ({@code putAll}, {@code equals},
+ * {@code toArray}, {@code clear}, ...) are not atomic. {@link #size()} of the whole map is a
+ * counter that is exact when no update is in progress; the size of a sub-map is obtained by
+ * counting its mappings, which takes time linear in the size of the range.
+ *
+ * <h2>Nulls, ranges and types</h2>
+ *
+ * Null keys and values are not permitted: every method throws {@link NullPointerException} when
+ * given one (or a null function), before touching the map; queries for a null value
+ * ({@code remove(key, null)}) return false. A sub-map rejects insertions of keys outside its range
+ * with {@link IllegalArgumentException}, and treats such keys as absent for queries and removals,
+ * as {@code ConcurrentSkipListMap}'s sub-maps do. Keys of the wrong type make the comparator or
+ * serializer throw {@link ClassCastException}, which propagates (when the map is empty, a lookup may
+ * also simply return null).
+ *
+ * <h2>Memory and closing</h2>
+ *
+ * The off-heap memory is freed by {@link #close()} (from the map or any of its views). After that,
+ * every operation on the map, its views, iterators and zero-copy buffers throws
+ * {@link OakClosedException} (only the memory accessors {@link #memoryReserved()},
+ * {@link #memoryUsed()} and {@link #memoryCapacity()} keep working). Closing while other threads still use the map is safe in the sense
+ * that it never crashes the JVM: their operations fail with {@link OakClosedException}. An insertion
+ * that would exceed the configured capacity throws {@link OakOutOfMemoryException}.
+ *
+ * @param <K> the key type
+ * @param <V> the value type
+ */
+public final class OakMap<K, V> extends AbstractMap<K, V>
+        implements ConcurrentNavigableMap<K, V>, AutoCloseable {
+
+    /** The map core, shared by the map and all its views. */
+    final InternalOakMap<K, V> internal;
+    /** The key order (the builder's comparator). */
+    final OakComparator<K> cmp;
+    /** Used to read back a key from a zero-copy key view. */
+    final OakSerializer<K> keySerializer;
+    /** Lower bound in key order, or null for none. */
+    final K lo;
+    final boolean loInclusive;
+    /** Upper bound in key order, or null for none. */
+    final K hi;
+    final boolean hiInclusive;
+    /** True if this view iterates in descending key order. */
+    final boolean descending;
+    /** True if the bounds admit no key at all (e.g. {@code subMap(k, false, k, false)}). */
+    private final boolean emptyRange;
+    /** The comparator this view reports (reversed for a descending view). */
+    private final Comparator<? super K> viewComparator;
+
+    // Lazily created views; racy initialization is benign (views are stateless wrappers).
+    private KeySetView<K, V> keySetView;
+    private KeySetView<K, V> descendingKeySetView;
+    private ValuesView<K, V> valuesView;
+    private EntrySetView<K, V> entrySetView;
+    private OakMap<K, V> descendingMapView;
+    private ZeroCopyView<K, V> zcView;
+
+    private OakMap(InternalOakMap<K, V> internal, OakComparator<K> cmp, OakSerializer<K> keySerializer,
+                   K lo, boolean loInclusive, K hi, boolean hiInclusive, boolean descending) {
+        this.internal = internal;
+        this.cmp = cmp;
+        this.keySerializer = keySerializer;
+        this.lo = lo;
+        this.loInclusive = loInclusive;
+        this.hi = hi;
+        this.hiInclusive = hiInclusive;
+        this.descending = descending;
+        this.emptyRange = isEmptyRange(cmp, lo, loInclusive, hi, hiInclusive);
+        this.viewComparator = descending ? Collections.reverseOrder(cmp) : cmp;
+    }
+
+    /** Creates the root map of a builder's configuration. */
+    static <K, V> OakMap<K, V> create(OakMapBuilder<K, V> b) {
+        InternalOakMap<K, V> internal = new InternalOakMap<>(b.keySerializer, b.valueSerializer, b.comparator,
+                b.memoryCapacity, b.blockSize, b.chunkCapacity, b.rebalanceRatio);
+        return new OakMap<>(internal, b.comparator, b.keySerializer, null, false, null, false, false);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Range helpers (all in key order, whatever the direction of the view)
+
+    private static <K> boolean isEmptyRange(OakComparator<K> cmp, K from, boolean fromInclusive,
+                                            K to, boolean toInclusive) {
+        if (from == null || to == null) {
+            return false;
+        }
+        int c = cmp.compareKeys(from, to);
+        return c > 0 || (c == 0 && !(fromInclusive && toInclusive));
+    }
+
+    private boolean tooLow(K key) {
+        if (lo == null) {
+            return false;
+        }
+        int c = cmp.compareKeys(key, lo);
+        return c < 0 || (c == 0 && !loInclusive);
+    }
+
+    private boolean tooHigh(K key) {
+        if (hi == null) {
+            return false;
+        }
+        int c = cmp.compareKeys(key, hi);
+        return c > 0 || (c == 0 && !hiInclusive);
+    }
+
+    /** @return true if {@code key} lies within this view's bounds */
+    boolean inRange(K key) {
+        return !tooLow(key) && !tooHigh(key);
+    }
+
+    /** Throws IllegalArgumentException (or OakClosedException if closed) for an out-of-range key. */
+    void checkInRange(K key) {
+        if (!inRange(key)) {
+            ensureOpen();
+            throw new IllegalArgumentException("key out of range");
+        }
+    }
+
+    /** Used on paths that answer without touching the core, so that a closed map still throws. */
+    void ensureOpen() {
+        if (internal.isClosed()) {
+            throw new OakClosedException();
+        }
+    }
+
+    /**
+     * A cursor over the given key-order range, or null if the range is empty (after checking that
+     * the map is open).
+     */
+    Cursor<K, V> cursor(K from, boolean fromInclusive, K to, boolean toInclusive, boolean desc) {
+        if (isEmptyRange(cmp, from, fromInclusive, to, toInclusive)) {
+            ensureOpen();
+            return null;
+        }
+        return internal.cursor(from, fromInclusive, to, toInclusive, desc);
+    }
+
+    /** A cursor over this view's whole range in the given key order, or null if it is empty. */
+    Cursor<K, V> cursor(boolean desc) {
+        if (emptyRange) {
+            ensureOpen();
+            return null;
+        }
+        return internal.cursor(lo, loInclusive, hi, hiInclusive, desc);
+    }
+
+    /** A cursor over this view's range in the view's own order, or null if it is empty. */
+    Cursor<K, V> viewCursor() {
+        return cursor(descending);
+    }
+
+    /** The first live mapping of a cursor; with withValue false, the entry's value is null. */
+    private static <K, V> SimpleImmutableEntry<K, V> first(Cursor<K, V> c, boolean withValue) {
+        if (c == null) {
+            return null;
+        }
+        while (c.advance()) {
+            if (!withValue) {
+                return new SimpleImmutableEntry<>(c.key(), null);
+            }
+            V v = c.value();
+            if (v != null) {
+                return new SimpleImmutableEntry<>(c.key(), v);
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The mapping nearest to {@code key} in key order: if {@code above}, the least key greater than
+     * (or equal to, if inclusive) {@code key}; otherwise the greatest key less than (or equal to).
+     */
+    private SimpleImmutableEntry<K, V> nearest(K key, boolean inclusive, boolean above, boolean withValue) {
+        Objects.requireNonNull(key, "key");
+        if (above) {
+            K from = key;
+            boolean fromInclusive = inclusive;
+            if (tooLow(key)) {
+                from = lo;
+                fromInclusive = loInclusive;
+            }
+            return first(cursor(from, fromInclusive, hi, hiInclusive, false), withValue);
+        } else {
+            K to = key;
+            boolean toInclusive = inclusive;
+            if (tooHigh(key)) {
+                to = hi;
+                toInclusive = hiInclusive;
+            }
+            return first(cursor(lo, loInclusive, to, toInclusive, true), withValue);
+        }
+    }
+
+    /** The lowest (highest if {@code highest}) mapping of the range in key order. */
+    private SimpleImmutableEntry<K, V> extreme(boolean highest, boolean withValue) {
+        return first(cursor(highest), withValue);
+    }
+
+    private static <K> K keyOf(Map.Entry<K, ?> e) {
+        return e == null ? null : e.getKey();
+    }
+
+    private static <K> K keyOrThrow(Map.Entry<K, ?> e) {
+        if (e == null) {
+            throw new NoSuchElementException();
+        }
+        return e.getKey();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Point operations
+
+    /** {@inheritDoc} */
+    @Override
+    @SuppressWarnings("unchecked")
+    public V get(Object key) {
+        K k = (K) Objects.requireNonNull(key, "key");
+        if (!inRange(k)) {
+            ensureOpen();
+            return null;
+        }
+        return internal.get(k);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    @SuppressWarnings("unchecked")
+    public boolean containsKey(Object key) {
+        K k = (K) Objects.requireNonNull(key, "key");
+        if (!inRange(k)) {
+            ensureOpen();
+            return false;
+        }
+        return internal.containsKey(k);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Scans the view's mappings, deserializing each value: linear time.
+     *
+     * @throws NullPointerException if {@code value} is null
+     */
+    @Override
+    public boolean containsValue(Object value) {
+        Objects.requireNonNull(value, "value");
+        Cursor<K, V> c = viewCursor();
+        if (c == null) {
+            return false;
+        }
+        while (c.advance()) {
+            V v = c.value();
+            if (v != null && value.equals(v)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws IllegalArgumentException if {@code key} is outside this view's range
+     */
+    @Override
+    public V put(K key, V value) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(value, "value");
+        checkInRange(key);
+        return internal.put(key, value, true);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws IllegalArgumentException if {@code key} is outside this view's range
+     */
+    @Override
+    public V putIfAbsent(K key, V value) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(value, "value");
+        checkInRange(key);
+        return internal.putIfAbsent(key, value);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    @SuppressWarnings("unchecked")
+    public V remove(Object key) {
+        K k = (K) Objects.requireNonNull(key, "key");
+        if (!inRange(k)) {
+            ensureOpen();
+            return null;
+        }
+        return internal.remove(k);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The current value is compared with {@code value.equals} on a deserialized copy, atomically
+     * with the removal.
+     */
+    @Override
+    @SuppressWarnings("unchecked")
+    public boolean remove(Object key, Object value) {
+        K k = (K) Objects.requireNonNull(key, "key");
+        if (value == null) {
+            return false;
+        }
+        if (!inRange(k)) {
+            ensureOpen();
+            return false;
+        }
+        return internal.remove(k, value);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws IllegalArgumentException if {@code key} is outside this view's range
+     */
+    @Override
+    public V replace(K key, V value) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(value, "value");
+        checkInRange(key);
+        return internal.replace(key, value);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws IllegalArgumentException if {@code key} is outside this view's range
+     */
+    @Override
+    public boolean replace(K key, V oldValue, V newValue) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(oldValue, "oldValue");
+        Objects.requireNonNull(newValue, "newValue");
+        checkInRange(key);
+        return internal.replace(key, oldValue, newValue);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Atomic: see the class documentation for when {@code remappingFunction} may be invoked more
+     * than once. It must not access this map.
+     *
+     * @throws IllegalArgumentException if {@code key} is outside this view's range
+     */
+    @Override
+    public V compute(K key, BiFunction<? super K, ? super V, ? extends V> remappingFunction) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(remappingFunction, "remappingFunction");
+        checkInRange(key);
+        return internal.compute(key, remappingFunction);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Atomic: see the class documentation for when {@code mappingFunction} may be invoked more
+     * than once. It must not access this map.
+     *
+     * @throws IllegalArgumentException if {@code key} is outside this view's range
+     */
+    @Override
+    public V computeIfAbsent(K key, Function<? super K, ? extends V> mappingFunction) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(mappingFunction, "mappingFunction");
+        checkInRange(key);
+        return internal.computeIfAbsent(key, mappingFunction);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Atomic: see the class documentation. A key outside this view's range is treated as absent
+     * (null is returned and the function is not called).
+     */
+    @Override
+    public V computeIfPresent(K key, BiFunction<? super K, ? super V, ? extends V> remappingFunction) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(remappingFunction, "remappingFunction");
+        if (!inRange(key)) {
+            ensureOpen();
+            return null;
+        }
+        return internal.computeIfPresent(key, remappingFunction);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Atomic: see the class documentation. The function must not access this map.
+     *
+     * @throws IllegalArgumentException if {@code key} is outside this view's range
+     */
+    @Override
+    public V merge(K key, V value, BiFunction<? super V, ? super V, ? extends V> remappingFunction) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(value, "value");
+        Objects.requireNonNull(remappingFunction, "remappingFunction");
+        checkInRange(key);
+        return internal.merge(key, value, remappingFunction);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Weakly consistent, in this view's order; mappings removed after they were reached are
+     * skipped.
+     */
+    @Override
+    public void forEach(BiConsumer<? super K, ? super V> action) {
+        Objects.requireNonNull(action, "action");
+        Cursor<K, V> c = viewCursor();
+        if (c == null) {
+            return;
+        }
+        while (c.advance()) {
+            V v = c.value();
+            if (v != null) {
+                action.accept(c.key(), v);
+            }
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Each key is replaced with a compare-and-set loop ({@link #replace(Object, Object, Object)}),
+     * so the function may be called several times for a key that is concurrently updated. Not
+     * atomic as a whole.
+     *
+     * @throws NullPointerException if the function is null or returns null
+     */
+    @Override
+    public void replaceAll(BiFunction<? super K, ? super V, ? extends V> function) {
+        Objects.requireNonNull(function, "function");
+        Cursor<K, V> c = viewCursor();
+        if (c == null) {
+            return;
+        }
+        while (c.advance()) {
+            V v = c.value();
+            if (v == null) {
+                continue;
+            }
+            K k = c.key();
+            while (v != null) {
+                V r = Objects.requireNonNull(function.apply(k, v), "replaceAll function returned null");
+                if (internal.replace(k, v, r)) {
+                    break;
+                }
+                v = internal.get(k);
+            }
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>For the whole map this reads a counter that is exact when no update is in progress; for a
+     * sub-map it counts the mappings of the range (linear time). Saturates at
+     * {@link Integer#MAX_VALUE}.
+     */
+    @Override
+    public int size() {
+        if (lo == null && hi == null) {
+            return (int) Math.min(internal.size(), Integer.MAX_VALUE);
+        }
+        Cursor<K, V> c = cursor(false);
+        if (c == null) {
+            return 0;
+        }
+        long n = 0;
+        while (c.advance()) {
+            n++;
+        }
+        return (int) Math.min(n, Integer.MAX_VALUE);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public boolean isEmpty() {
+        Cursor<K, V> c = cursor(false);
+        return c == null || !c.advance();
+    }
+
+    /**
+     * Removes every mapping of this view, one key at a time: not atomic; mappings inserted
+     * concurrently may survive.
+     */
+    @Override
+    public void clear() {
+        Cursor<K, V> c = cursor(false);
+        if (c == null) {
+            return;
+        }
+        while (c.advance()) {
+            internal.delete(c.key());
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Navigation
+
+    /**
+     * {@inheritDoc}
+     *
+     * @return the comparator given to the builder, or its reverse for a descending view; never null
+     */
+    @Override
+    public Comparator<? super K> comparator() {
+        return viewComparator;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Map.Entry<K, V> lowerEntry(K key) {
+        return nearest(key, false, descending, true);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public K lowerKey(K key) {
+        return keyOf(nearest(key, false, descending, false));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Map.Entry<K, V> floorEntry(K key) {
+        return nearest(key, true, descending, true);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public K floorKey(K key) {
+        return keyOf(nearest(key, true, descending, false));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Map.Entry<K, V> ceilingEntry(K key) {
+        return nearest(key, true, !descending, true);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public K ceilingKey(K key) {
+        return keyOf(nearest(key, true, !descending, false));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Map.Entry<K, V> higherEntry(K key) {
+        return nearest(key, false, !descending, true);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public K higherKey(K key) {
+        return keyOf(nearest(key, false, !descending, false));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Map.Entry<K, V> firstEntry() {
+        return extreme(descending, true);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Map.Entry<K, V> lastEntry() {
+        return extreme(!descending, true);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public K firstKey() {
+        return keyOrThrow(extreme(descending, false));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public K lastKey() {
+        return keyOrThrow(extreme(!descending, false));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The returned entry is the mapping actually removed by this call: its key was the first
+     * of the view when it was found, and its value is the one the removal took out.
+     */
+    @Override
+    public Map.Entry<K, V> pollFirstEntry() {
+        return poll(descending);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The returned entry is the mapping actually removed by this call.
+     */
+    @Override
+    public Map.Entry<K, V> pollLastEntry() {
+        return poll(!descending);
+    }
+
+    private Map.Entry<K, V> poll(boolean highest) {
+        for (;;) {
+            SimpleImmutableEntry<K, V> e = extreme(highest, false);
+            if (e == null) {
+                return null;
+            }
+            K k = e.getKey();
+            V v = internal.remove(k);
+            if (v != null) {
+                return new SimpleImmutableEntry<>(k, v);
+            }
+            // Removed by someone else after we found it: look again.
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Sub-maps and views
+
+    private OakMap<K, V> newSubMap(K fromKey, boolean fromInclusive, K toKey, boolean toInclusive) {
+        if (descending) { // the arguments are in view order: flip them to key order
+            K tk = fromKey;
+            fromKey = toKey;
+            toKey = tk;
+            boolean ti = fromInclusive;
+            fromInclusive = toInclusive;
+            toInclusive = ti;
+        }
+        if (lo != null) {
+            if (fromKey == null) {
+                fromKey = lo;
+                fromInclusive = loInclusive;
+            } else {
+                int c = cmp.compareKeys(fromKey, lo);
+                if (c < 0 || (c == 0 && !loInclusive && fromInclusive)) {
+                    throw new IllegalArgumentException("key out of range");
+                }
+            }
+        }
+        if (hi != null) {
+            if (toKey == null) {
+                toKey = hi;
+                toInclusive = hiInclusive;
+            } else {
+                int c = cmp.compareKeys(toKey, hi);
+                if (c > 0 || (c == 0 && !hiInclusive && toInclusive)) {
+                    throw new IllegalArgumentException("key out of range");
+                }
+            }
+        }
+        if (fromKey != null && toKey != null && cmp.compareKeys(fromKey, toKey) > 0) {
+            throw new IllegalArgumentException("inconsistent range");
+        }
+        return new OakMap<>(internal, cmp, keySerializer, fromKey, fromInclusive, toKey, toInclusive, descending);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @return an {@code OakMap} view of the range, in this view's direction
+     */
+    @Override
+    public OakMap<K, V> subMap(K fromKey, boolean fromInclusive, K toKey, boolean toInclusive) {
+        Objects.requireNonNull(fromKey, "fromKey");
+        Objects.requireNonNull(toKey, "toKey");
+        return newSubMap(fromKey, fromInclusive, toKey, toInclusive);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public OakMap<K, V> subMap(K fromKey, K toKey) {
+        return subMap(fromKey, true, toKey, false);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public OakMap<K, V> headMap(K toKey, boolean inclusive) {
+        Objects.requireNonNull(toKey, "toKey");
+        return newSubMap(null, false, toKey, inclusive);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public OakMap<K, V> headMap(K toKey) {
+        return headMap(toKey, false);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public OakMap<K, V> tailMap(K fromKey, boolean inclusive) {
+        Objects.requireNonNull(fromKey, "fromKey");
+        return newSubMap(fromKey, inclusive, null, false);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public OakMap<K, V> tailMap(K fromKey) {
+        return tailMap(fromKey, true);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Descending scans are about as fast as ascending ones.
+     */
+    @Override
+    public OakMap<K, V> descendingMap() {
+        OakMap<K, V> d = descendingMapView;
+        if (d == null) {
+            d = new OakMap<>(internal, cmp, keySerializer, lo, loInclusive, hi, hiInclusive, !descending);
+            descendingMapView = d;
+        }
+        return d;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The set supports removal (directly and through its iterator) but not addition. Its
+     * iterator is weakly consistent and deserializes each key.
+     */
+    @Override
+    public NavigableSet<K> keySet() {
+        KeySetView<K, V> ks = keySetView;
+        if (ks == null) {
+            ks = new KeySetView<>(this);
+            keySetView = ks;
+        }
+        return ks;
+    }
+
+    /** Same as {@link #keySet()}. */
+    @Override
+    public NavigableSet<K> navigableKeySet() {
+        return keySet();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public NavigableSet<K> descendingKeySet() {
+        KeySetView<K, V> ks = descendingKeySetView;
+        if (ks == null) {
+            ks = new KeySetView<>(descendingMap());
+            descendingKeySetView = ks;
+        }
+        return ks;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The collection supports removal (through its iterator and {@code remove}) but not
+     * addition; its iterator is weakly consistent and deserializes each value.
+     */
+    @Override
+    public Collection<V> values() {
+        ValuesView<K, V> vs = valuesView;
+        if (vs == null) {
+            vs = new ValuesView<>(this);
+            valuesView = vs;
+        }
+        return vs;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The set supports removal but not addition. Its iterator is weakly consistent; the entries
+     * it returns are snapshots whose {@code setValue} writes through to the map (with
+     * {@link #put}) and returns the value it replaced.
+     */
+    @Override
+    public Set<Map.Entry<K, V>> entrySet() {
+        EntrySetView<K, V> es = entrySetView;
+        if (es == null) {
+            es = new EntrySetView<>(this);
+            entrySetView = es;
+        }
+        return es;
+    }
+
+    /**
+     * The zero-copy interface of this map or view: same range and direction, reads return views of
+     * the off-heap bytes, updates run in place.
+     *
+     * @return the zero-copy view (the same object on every call)
+     */
+    public OakZeroCopyMap<K, V> zc() {
+        ZeroCopyView<K, V> z = zcView;
+        if (z == null) {
+            z = new ZeroCopyView<>(this);
+            zcView = z;
+        }
+        return z;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Lifecycle and memory
+
+    /**
+     * Closes the map (whichever view it is called on) and returns its off-heap memory. Every later
+     * operation on the map, its views, iterators and zero-copy buffers throws
+     * {@link OakClosedException}, except the memory accessors. Idempotent.
+     */
+    @Override
+    public void close() {
+        internal.close();
+    }
+
+    /**
+     * @return bytes of off-heap memory this map currently holds (the blocks it took from the pool),
+     *     whether or not they are in use; the whole map's figure, even when called on a view. May
+     *     be called after {@link #close()}, to check that the memory was returned.
+     */
+    public long memoryReserved() {
+        return internal.offHeapReservedBytes();
+    }
+
+    /**
+     * @return bytes of off-heap memory used by keys and values (including removed ones whose
+     *     memory is not yet reused); the whole map's figure, even when called on a view. May be
+     *     called after {@link #close()}.
+     */
+    public long memoryUsed() {
+        return internal.offHeapUsedBytes();
+    }
+
+    /** @return the most off-heap memory this map may hold, as configured in the builder */
+    public long memoryCapacity() {
+        return internal.memoryCapacity();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Iterators
+
+    Iterator<K> keyIterator() {
+        return new BaseIterator<>(false) {
+            @Override
+            K element(K k, V v) {
+                return k;
+            }
+        };
+    }
+
+    Iterator<V> valueIterator() {
+        return new BaseIterator<>(true) {
+            @Override
+            V element(K k, V v) {
+                return v;
+            }
+        };
+    }
+
+    Iterator<Map.Entry<K, V>> entryIterator() {
+        return new BaseIterator<>(true) {
+            @Override
+            Map.Entry<K, V> element(K k, V v) {
+                return new WriteThroughEntry<>(OakMap.this, k, v);
+            }
+        };
+    }
+
+    /**
+     * A weakly consistent iterator in this view's order. It looks one mapping ahead (so that
+     * {@code hasNext} is exact) and keeps the last returned key for {@code remove}.
+     */
+    private abstract class BaseIterator<T> implements Iterator<T> {
+        private final Cursor<K, V> cursor;
+        private final boolean withValues;
+        private K nextKey;
+        private V nextValue;
+        private K lastKey;
+
+        BaseIterator(boolean withValues) {
+            this.withValues = withValues;
+            this.cursor = viewCursor();
+            advance();
+        }
+
+        private void advance() {
+            nextKey = null;
+            nextValue = null;
+            if (cursor == null) {
+                return;
+            }
+            while (cursor.advance()) {
+                if (withValues) {
+                    V v = cursor.value();
+                    if (v == null) {
+                        continue; // removed since the cursor reached it
+                    }
+                    nextValue = v;
+                }
+                nextKey = cursor.key();
+                return;
+            }
+        }
+
+        abstract T element(K k, V v);
+
+        @Override
+        public final boolean hasNext() {
+            return nextKey != null;
+        }
+
+        @Override
+        public final T next() {
+            K k = nextKey;
+            if (k == null) {
+                throw new NoSuchElementException();
+            }
+            V v = nextValue;
+            lastKey = k;
+            advance();
+            return element(k, v);
+        }
+
+        @Override
+        public final void remove() {
+            K k = lastKey;
+            if (k == null) {
+                throw new IllegalStateException("next() was not called, or remove() was already called");
+            }
+            lastKey = null;
+            internal.delete(k);
+        }
+    }
+
+    /** An entry returned by the entry-set iterator; setValue writes through to the map. */
+    private static final class WriteThroughEntry<K, V> extends SimpleEntry<K, V> {
+        private static final long serialVersionUID = 1L;
+        private final transient OakMap<K, V> map;
+
+        WriteThroughEntry(OakMap<K, V> map, K key, V value) {
+            super(key, value);
+            this.map = map;
+        }
+
+        @Override
+        public V setValue(V value) {
+            Objects.requireNonNull(value, "value");
+            V old = map.put(getKey(), value);
+            V snapshot = super.setValue(value);
+            return old != null ? old : snapshot;
+        }
+    }
+
+    /**
+     * A spliterator that creates its iterator on first use, reports no size (the map is
+     * concurrent), and optionally refuses to split (for iterators that reuse their elements).
+     */
+    static final class LazySpliterator<T> extends Spliterators.AbstractSpliterator<T> {
+        private final Supplier<Iterator<T>> source;
+        private final Comparator<? super T> comparator;
+        private final boolean splittable;
+        private Iterator<T> it;
+
+        LazySpliterator(Supplier<Iterator<T>> source, int characteristics, Comparator<? super T> comparator,
+                        boolean splittable) {
+            super(Long.MAX_VALUE, characteristics | Spliterator.CONCURRENT | Spliterator.NONNULL
+                    | Spliterator.ORDERED);
+            this.source = source;
+            this.comparator = comparator;
+            this.splittable = splittable;
+        }
+
+        private Iterator<T> it() {
+            Iterator<T> i = it;
+            if (i == null) {
+                i = source.get();
+                it = i;
+            }
+            return i;
+        }
+
+        @Override
+        public boolean tryAdvance(Consumer<? super T> action) {
+            Objects.requireNonNull(action);
+            Iterator<T> i = it();
+            if (!i.hasNext()) {
+                return false;
+            }
+            action.accept(i.next());
+            return true;
+        }
+
+        @Override
+        public void forEachRemaining(Consumer<? super T> action) {
+            Objects.requireNonNull(action);
+            it().forEachRemaining(action);
+        }
+
+        @Override
+        public Spliterator<T> trySplit() {
+            return splittable ? super.trySplit() : null;
+        }
+
+        @Override
+        public Comparator<? super T> getComparator() {
+            if (hasCharacteristics(Spliterator.SORTED)) {
+                return comparator;
+            }
+            throw new IllegalStateException();
+        }
+    }
+}

@@ -1,0 +1,99 @@
+package dev.oakmap;
+
+import java.util.Objects;
+
+/**
+ * Configures and builds an {@link OakMap}.
+ *
+ * <pre>{@code
+ * OakMap<String, Long> map = new OakMapBuilder<>(
+ *         OakCommonTypes.STRING_SERIALIZER, OakCommonTypes.LONG_SERIALIZER, OakCommonTypes.STRING_COMPARATOR)
+ *     .memoryCapacity(1L << 30)
+ *     .build();
+ * }</pre>
+ *
+ * A builder is not thread-safe; the map it builds is.
+ *
+ * @param <K> the key type
+ * @param <V> the value type
+ */
+public final class OakMapBuilder<K, V> {
+
+    /** Default off-heap capacity of a map: 16 GiB. */
+    public static final long DEFAULT_MEMORY_CAPACITY = 16L << 30;
+    /** Default size of the off-heap blocks a map takes from the shared pool: 64 MiB. */
+    public static final long DEFAULT_BLOCK_SIZE = 64L << 20;
+    /** Default number of entries per chunk (the paper's setting). */
+    public static final int DEFAULT_CHUNK_CAPACITY = 4096;
+    /** Default ratio of unsorted to sorted entries of a chunk that triggers a rebalance. */
+    public static final double DEFAULT_REBALANCE_RATIO = 0.5;
+
+    final OakSerializer<K> keySerializer;
+    final OakSerializer<V> valueSerializer;
+    final OakComparator<K> comparator;
+    long memoryCapacity = DEFAULT_MEMORY_CAPACITY;
+    long blockSize = DEFAULT_BLOCK_SIZE;
+    int chunkCapacity = DEFAULT_CHUNK_CAPACITY;
+    double rebalanceRatio = DEFAULT_REBALANCE_RATIO;
+
+    /**
+     * @param keySerializer how keys are written off-heap
+     * @param valueSerializer how values are written off-heap
+     * @param comparator the key order, on objects and on serialized keys
+     */
+    public OakMapBuilder(OakSerializer<K> keySerializer, OakSerializer<V> valueSerializer,
+                         OakComparator<K> comparator) {
+        this.keySerializer = Objects.requireNonNull(keySerializer, "keySerializer");
+        this.valueSerializer = Objects.requireNonNull(valueSerializer, "valueSerializer");
+        this.comparator = Objects.requireNonNull(comparator, "comparator");
+    }
+
+    /**
+     * The most off-heap memory the map may hold, in bytes; beyond it, insertions throw
+     * {@link OakOutOfMemoryException}. Default {@link #DEFAULT_MEMORY_CAPACITY}.
+     */
+    public OakMapBuilder<K, V> memoryCapacity(long bytes) {
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("memory capacity must be positive: " + bytes);
+        }
+        this.memoryCapacity = bytes;
+        return this;
+    }
+
+    /**
+     * Size of each off-heap block, between 4 KiB and 128 MiB. Default {@link #DEFAULT_BLOCK_SIZE}.
+     */
+    public OakMapBuilder<K, V> blockSize(long bytes) {
+        if (bytes < 4096 || bytes > (128L << 20)) {
+            throw new IllegalArgumentException("block size must be between 4 KiB and 128 MiB: " + bytes);
+        }
+        this.blockSize = bytes;
+        return this;
+    }
+
+    /** Entries per chunk, at least 4. Default {@link #DEFAULT_CHUNK_CAPACITY}. */
+    public OakMapBuilder<K, V> chunkCapacity(int entries) {
+        if (entries < 4 || entries > (1 << 24)) {
+            throw new IllegalArgumentException("chunk capacity must be between 4 and 2^24: " + entries);
+        }
+        this.chunkCapacity = entries;
+        return this;
+    }
+
+    /**
+     * A chunk is reorganized when its unsorted entries exceed this fraction of its sorted ones.
+     * Default {@link #DEFAULT_REBALANCE_RATIO}.
+     */
+    public OakMapBuilder<K, V> rebalanceRatio(double unsortedToSorted) {
+        if (!(unsortedToSorted > 0) || unsortedToSorted > 64) {
+            throw new IllegalArgumentException("rebalance ratio must be in (0, 64]: " + unsortedToSorted);
+        }
+        this.rebalanceRatio = unsortedToSorted;
+        return this;
+    }
+
+    /** @return a new, empty map with this configuration */
+    public OakMap<K, V> build() {
+        return OakMap.create(this);
+    }
+}

@@ -1,0 +1,29 @@
+package dev.oakmap;
+
+/**
+ * Thrown when an operation needs off-heap memory beyond the capacity configured for its map
+ * (see {@link OakMapBuilder#memoryCapacity(long)}).
+ *
+ * <p>The operation that throws has no visible effect: no half-inserted mapping is ever left
+ * behind, and the map stays fully usable; removing mappings frees space for later insertions.
+ */
+public class OakOutOfMemoryException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    private final long capacity;
+
+    /**
+     * @param capacity the configured capacity, in bytes, that the request would have exceeded
+     * @param requested the size, in bytes, of the request that failed
+     */
+    public OakOutOfMemoryException(long capacity, long requested) {
+        super("off-heap capacity of " + capacity + " bytes exhausted (request of " + requested
+                + " bytes could not be satisfied)");
+        this.capacity = capacity;
+    }
+
+    /** @return the configured off-heap capacity, in bytes, that was exhausted */
+    public long capacity() {
+        return capacity;
+    }
+}

@@ -1,0 +1,50 @@
+package dev.oakmap;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A writable view of a value (or of a key being serialized) valid only inside the callback that
+ * received it. While a compute callback runs, its value is locked against other writers and
+ * readers never observe a partial update: the whole callback is applied atomically.
+ *
+ * <p>Writes are absolute, bounds-checked and big-endian; writing outside {@link #capacity()}
+ * throws {@link IndexOutOfBoundsException} and touches nothing.
+ */
+public interface OakScopedWriteBuffer extends OakScopedReadBuffer {
+
+    /** Writes a byte at {@code index}. @return this buffer */
+    OakScopedWriteBuffer put(int index, byte value);
+
+    /** Writes a big-endian char at {@code index}. @return this buffer */
+    OakScopedWriteBuffer putChar(int index, char value);
+
+    /** Writes a big-endian short at {@code index}. @return this buffer */
+    OakScopedWriteBuffer putShort(int index, short value);
+
+    /** Writes a big-endian int at {@code index}. @return this buffer */
+    OakScopedWriteBuffer putInt(int index, int value);
+
+    /** Writes a big-endian long at {@code index}. @return this buffer */
+    OakScopedWriteBuffer putLong(int index, long value);
+
+    /** Writes a big-endian float at {@code index}. @return this buffer */
+    OakScopedWriteBuffer putFloat(int index, float value);
+
+    /** Writes a big-endian double at {@code index}. @return this buffer */
+    OakScopedWriteBuffer putDouble(int index, double value);
+
+    /**
+     * Copies {@code src[offset..offset+length)} to this slice starting at {@code index}.
+     *
+     * @return this buffer
+     * @throws IndexOutOfBoundsException if either range is out of bounds
+     */
+    OakScopedWriteBuffer putBytes(int index, byte[] src, int offset, int length);
+
+    /**
+     * A writable {@link MemorySegment} over exactly this slice, valid only inside the callback.
+     *
+     * @return a segment of {@link #capacity()} bytes
+     */
+    MemorySegment writableSegment();
+}

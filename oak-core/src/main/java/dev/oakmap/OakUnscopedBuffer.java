@@ -1,0 +1,28 @@
+package dev.oakmap;
+
+import java.util.function.Function;
+
+/**
+ * A zero-copy view of a key or value that may be kept after the call that returned it.
+ *
+ * <p>For a value, every read reflects the value as it is at the time of the read: if another
+ * thread updates the mapping in place, later reads see the update. Each individual getter is
+ * atomic with respect to updates; to read several fields consistently, use
+ * {@link #transform(Function)}. Once the mapping is removed, every read throws
+ * {@link DeletedMemoryAccessException}, even if the memory has since been reused.
+ *
+ * <p>Keys never change, so a key view always reads the same bytes while its mapping exists.
+ */
+public interface OakUnscopedBuffer extends OakBuffer {
+
+    /**
+     * Applies {@code transformer} to a consistent snapshot of the viewed bytes and returns its
+     * result. The function sees the value as of a single instant: no concurrent update is
+     * partially visible to it. It may be invoked more than once if it races with an update (only
+     * the result of a run over consistent bytes is returned), so it should have no side effects.
+     *
+     * @throws DeletedMemoryAccessException if the mapping was removed
+     * @throws NullPointerException if {@code transformer} is null
+     */
+    <T> T transform(Function<OakScopedReadBuffer, T> transformer);
+}

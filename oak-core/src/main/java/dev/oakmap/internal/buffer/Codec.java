@@ -1,0 +1,54 @@
+package dev.oakmap.internal.buffer;
+
+import dev.oakmap.OakSerializationException;
+import dev.oakmap.OakSerializer;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Runs user serializers against off-heap windows, turning their failures into
+ * {@link OakSerializationException}s. The window passed to {@code serialize} is exactly the
+ * promised size, so an overrun is caught before it touches a neighbour.
+ */
+public final class Codec {
+    private Codec() {}
+
+    /** @return the size the serializer promises for {@code object}, checked to be in range */
+    public static <T> int sizeOf(OakSerializer<T> serializer, T object, int max) {
+        int size;
+        try {
+            size = serializer.calculateSize(object);
+        } catch (RuntimeException e) {
+            throw new OakSerializationException("calculateSize threw: " + e, e);
+        }
+        if (size < 0 || size > max) {
+            throw new OakSerializationException("calculateSize returned " + size + ", outside [0, " + max + "]", null);
+        }
+        return size;
+    }
+
+    /** Serializes {@code object} into the window {@code [base, base + length)} of {@code segment}. */
+    public static <T> void write(OakSerializer<T> serializer, T object, MemorySegment segment, long base, int length) {
+        SliceBuffer buffer = new SliceBuffer(segment, base, length, true);
+        try {
+            serializer.serialize(object, buffer);
+        } catch (IndexOutOfBoundsException e) {
+            throw new OakSerializationException("serializer wrote beyond the " + length
+                    + " bytes that calculateSize promised", e);
+        } catch (RuntimeException e) {
+            throw new OakSerializationException("serializer threw: " + e, e);
+        } finally {
+            buffer.close();
+        }
+    }
+
+    /** Deserializes the window {@code [base, base + length)} of {@code segment}. */
+    public static <T> T read(OakSerializer<T> serializer, MemorySegment segment, long base, int length) {
+        SliceBuffer buffer = new SliceBuffer(segment, base, length, false);
+        try {
+            return serializer.deserialize(buffer);
+        } finally {
+            buffer.close();
+        }
+    }
+}

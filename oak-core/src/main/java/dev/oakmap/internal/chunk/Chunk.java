@@ -1,0 +1,325 @@
+package dev.oakmap.internal.chunk;
+
+import dev.oakmap.internal.memory.Refs;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * A chunk: the on-heap metadata of a contiguous key range {@code [minKey, next.minKey)}.
+ *
+ * <h2>Entries</h2>
+ * Entries live in three parallel primitive arrays, indexed from 1 ({@code keys}, {@code values},
+ * {@code next}); index 0 is the head of the entries' linked list and {@link #NONE} (0) also ends
+ * the list. The list links every published entry in increasing key order. When a chunk is created
+ * (by a rebalance), its entries {@code 1..sortedCount} hold its keys in order, each linked to the
+ * one after it, so this <em>sorted prefix</em> can be binary searched. Later insertions take the
+ * next free array slot ({@code allocated}, fetch-and-add) and are linked into the list with a CAS
+ * on their predecessor's {@code next}, forming short "bypasses" between sorted entries. A key
+ * appears in at most one linked entry: linking re-checks the successor under the CAS.
+ *
+ * <p>A key reference is written before its entry is linked and never changes; the linking CAS
+ * (release) and the acquire reads of {@code next} make it visible to traversals. The value
+ * reference of an entry starts as {@link Refs#NULL} and is changed only by CAS between
+ * {@link #publish()} and {@link #unpublish()}; whether a value is present is decided by the value
+ * header (see {@code ValueManager}), not by the entry alone.
+ *
+ * <h2>Freezing</h2>
+ * {@code pending} counts published operations, with the {@link #FROZEN} bit on top. The
+ * rebalancer sets the bit and waits for the count to drain; after that no value reference of this
+ * chunk changes again, so a copy taken then is exact. Entries may still be linked into a frozen
+ * chunk, but they cannot receive a value, so copies ignore them. Lookups and scans go on reading
+ * frozen and even released chunks: their contents stay valid.
+ *
+ * <h2>Lifecycle</h2>
+ * NORMAL → frozen (being rebalanced) → released (replaced in the list and the index). Released
+ * chunks are left to the garbage collector; their off-heap keys stay valid.
+ */
+public final class Chunk {
+    /** The null entry index: the list head, and the end of the list. */
+    public static final int NONE = 0;
+
+    private static final int FROZEN = 1 << 31;
+
+    private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
+    private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
+    private static final VarHandle ALLOCATED;
+    private static final VarHandle PENDING;
+    private static final VarHandle REMOVED;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            ALLOCATED = l.findVarHandle(Chunk.class, "allocated", int.class);
+            PENDING = l.findVarHandle(Chunk.class, "pending", int.class);
+            REMOVED = l.findVarHandle(Chunk.class, "removed", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** Reference of the smallest key this chunk may hold; {@link Refs#NULL} for the first chunk. */
+    public final long minKey;
+    /** The comparator prefix of {@link #minKey} (0 for the first chunk). */
+    public final long minPrefix;
+    private final int capacity;
+    private final int sortedCount;
+    private final long[] keys;
+    private final long[] prefixes;
+    private final long[] values;
+    private final int[] next;
+
+    private volatile int allocated;
+    private volatile int pending;
+    private volatile int removed;
+    private volatile boolean released;
+    /** The next chunk in key order; changed only by the rebalancer, under the map's lock. */
+    public volatile Chunk nextChunk;
+
+    /**
+     * Creates a chunk with {@code capacity} entry slots whose sorted prefix is {@code count}
+     * entries copied from the given arrays, which must be in increasing key order.
+     */
+    public Chunk(long minKey, long minPrefix, int capacity, long[] srcKeys, long[] srcPrefixes, long[] srcValues,
+                 int from, int count) {
+        if (count > capacity) {
+            throw new IllegalArgumentException(count + " > " + capacity);
+        }
+        this.minKey = minKey;
+        this.minPrefix = minPrefix;
+        this.capacity = capacity;
+        this.sortedCount = count;
+        this.keys = new long[capacity + 1];
+        this.prefixes = new long[capacity + 1];
+        this.values = new long[capacity + 1];
+        this.next = new int[capacity + 1];
+        System.arraycopy(srcKeys, from, keys, 1, count);
+        System.arraycopy(srcPrefixes, from, prefixes, 1, count);
+        System.arraycopy(srcValues, from, values, 1, count);
+        for (int i = 0; i < count; i++) {
+            next[i] = i + 1;
+        }
+        next[count] = NONE;
+        this.allocated = count;
+    }
+
+    /** @return an empty chunk covering the whole key space (the initial chunk of a map) */
+    public static Chunk empty(int capacity) {
+        return new Chunk(Refs.NULL, 0L, capacity, new long[0], new long[0], new long[0], 0, 0);
+    }
+
+    // ---------------------------------------------------------------- entry accessors
+
+    public int capacity() { return capacity; }
+
+    public int sortedCount() { return sortedCount; }
+
+    /** @return the number of allocated entries (may exceed capacity after failed allocations) */
+    public int allocatedCount() { return Math.min(allocated, capacity); }
+
+    /** @return the key reference of entry {@code ei} (immutable once linked) */
+    public long keyRef(int ei) { return keys[ei]; }
+
+    /** @return the comparator prefix of the key of entry {@code ei} */
+    public long prefix(int ei) { return prefixes[ei]; }
+
+    /** Compares {@code key} (prefix {@code kp}) with the key of entry {@code ei}. */
+    public <K> int compareAt(K key, long kp, int ei, KeyOps<K> ops) {
+        return ops.compare(key, kp, keys[ei], prefixes[ei]);
+    }
+
+    /** @return the value reference of entry {@code ei}, read with acquire */
+    public long valueRef(int ei) { return (long) LONGS.getAcquire(values, ei); }
+
+    /** @return the successor of entry {@code ei} (or of the head, for {@link #NONE}), read with acquire */
+    public int nextEntry(int ei) { return (int) INTS.getAcquire(next, ei); }
+
+    /** CAS of an entry's value reference; the caller must have {@linkplain #publish() published}. */
+    public boolean casValue(int ei, long expected, long update) {
+        return LONGS.compareAndSet(values, ei, expected, update);
+    }
+
+    /** @return true if {@code ei} belongs to the sorted prefix */
+    public boolean isSorted(int ei) { return ei >= 1 && ei <= sortedCount; }
+
+    // ---------------------------------------------------------------- search
+
+    /**
+     * @return the sorted entry with the greatest key ≤ {@code key}, or {@link #NONE} if every
+     *     sorted key is greater (then the search starts at the head)
+     */
+    public <K> int floorSorted(K key, long kp, KeyOps<K> ops) {
+        int lo = 1, hi = sortedCount, found = NONE;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            int c = compareAt(key, kp, mid, ops);
+            if (c == 0) {
+                return mid;
+            }
+            if (c > 0) {
+                found = mid;
+                lo = mid + 1;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return found;
+    }
+
+    /** @return the linked entry holding {@code key}, or {@link #NONE} */
+    public <K> int lookUp(K key, long kp, KeyOps<K> ops) {
+        int start = floorSorted(key, kp, ops);
+        int cur = start;
+        if (cur != NONE) {
+            if (compareAt(key, kp, cur, ops) == 0) {
+                return cur;
+            }
+            cur = nextEntry(cur);
+        } else {
+            cur = nextEntry(NONE);
+        }
+        while (cur != NONE) {
+            int c = compareAt(key, kp, cur, ops);
+            if (c == 0) {
+                return cur;
+            }
+            if (c < 0) {
+                return NONE;
+            }
+            cur = nextEntry(cur);
+        }
+        return NONE;
+    }
+
+    /**
+     * @return the linked entry with the smallest key ≥ {@code key} (or &gt; if not inclusive),
+     *     or {@link #NONE}
+     */
+    public <K> int ceilingEntry(K key, long kp, boolean inclusive, KeyOps<K> ops) {
+        int cur = floorSorted(key, kp, ops);
+        if (cur == NONE) {
+            cur = nextEntry(NONE);
+        }
+        while (cur != NONE) {
+            int c = compareAt(key, kp, cur, ops);
+            if (c < 0 || (c == 0 && inclusive)) {
+                return cur;
+            }
+            cur = nextEntry(cur);
+        }
+        return NONE;
+    }
+
+    // ---------------------------------------------------------------- insertion
+
+    /** Claims a free entry slot. @return its index, or {@link #NONE} if the chunk is full */
+    public int allocateEntry() {
+        if (allocated >= capacity || isFrozen()) {
+            return NONE;
+        }
+        int ei = (int) ALLOCATED.getAndAdd(this, 1) + 1;
+        return ei <= capacity ? ei : NONE;
+    }
+
+    /**
+     * Links the allocated entry {@code ei}, holding {@code keyRef} for {@code key}, into the list,
+     * unless an entry with an equal key is already linked.
+     *
+     * @return {@code ei} if it was linked, otherwise the existing entry for the key
+     */
+    public <K> int link(int ei, long keyRef, K key, long kp, KeyOps<K> ops) {
+        keys[ei] = keyRef; // published by the linking CAS below
+        prefixes[ei] = kp;
+        int prev = floorSorted(key, kp, ops);
+        if (prev != NONE && compareAt(key, kp, prev, ops) == 0) {
+            return prev;
+        }
+        while (true) {
+            int cur = nextEntry(prev);
+            while (cur != NONE) {
+                int c = compareAt(key, kp, cur, ops);
+                if (c == 0) {
+                    return cur;
+                }
+                if (c < 0) {
+                    break;
+                }
+                prev = cur;
+                cur = nextEntry(cur);
+            }
+            INTS.setRelease(next, ei, cur);
+            if (INTS.compareAndSet(next, prev, cur, ei)) { // release: key and next of ei visible
+                return ei;
+            }
+            // a concurrent insertion after prev: rescan from prev, whose key is still < key
+        }
+    }
+
+    // ---------------------------------------------------------------- publish / freeze
+
+    /** Announces an operation that will CAS a value reference. @return false if frozen */
+    public boolean publish() {
+        while (true) {
+            int p = pending;
+            if ((p & FROZEN) != 0) {
+                return false;
+            }
+            if (PENDING.compareAndSet(this, p, p + 1)) {
+                return true;
+            }
+        }
+    }
+
+    /** Ends a published operation. */
+    public void unpublish() {
+        PENDING.getAndAdd(this, -1);
+    }
+
+    /** Stops new publications and waits for pending ones to finish. */
+    public void freeze() {
+        PENDING.getAndBitwiseOr(this, FROZEN);
+        for (int spins = 0; (pending & ~FROZEN) != 0; spins++) {
+            if (spins < 256) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
+        }
+    }
+
+    /** Undoes a {@link #freeze()} whose rebalance failed, so the chunk stays usable. */
+    public void unfreeze() {
+        PENDING.getAndBitwiseAnd(this, ~FROZEN);
+    }
+
+    public boolean isFrozen() { return (pending & FROZEN) != 0; }
+
+    public boolean isReleased() { return released; }
+
+    /** Marks this chunk replaced; done before its replacements are linked. */
+    public void release() { released = true; }
+
+    // ---------------------------------------------------------------- rebalance policy
+
+    /** Counts a removal of a mapping of this chunk. @return the new count */
+    public int countRemoval() {
+        return (int) REMOVED.getAndAdd(this, 1) + 1;
+    }
+
+    /** @return removals counted so far */
+    public int removals() { return removed; }
+
+    /**
+     * @return true if every slot is taken: the chunk was built with room for just as many
+     *     unsorted entries as keep its searches fast (see {@code Rebalancer#slotsFor})
+     */
+    public boolean needsReorganization() {
+        return allocated >= capacity;
+    }
+
+    /** @return true if removals suggest the chunk is mostly garbage and should be compacted/merged */
+    public boolean needsCompaction() {
+        int r = removed;
+        return r >= Math.max(1, Math.min(8, capacity / 4)) && r * 2 > allocatedCount();
+    }
+}

@@ -1,0 +1,133 @@
+package dev.oakmap.internal.index;
+
+import dev.oakmap.internal.chunk.Chunk;
+import dev.oakmap.internal.chunk.KeyOps;
+
+/**
+ * The index from each chunk's minimum key to the chunk: a sorted array of chunks, replaced
+ * wholesale (copy-on-write) by the rebalancer, under the map's rebalance lock.
+ *
+ * <p>Lookups binary-search the array, comparing the searched key with chunks' serialized minimum
+ * keys; they never lock. A lookup may see a snapshot taken just before a rebalance finished; the
+ * chunk it finds is then {@linkplain Chunk#isReleased() released}, and the caller waits for the
+ * rebalance and searches again. Since a chunk is released before its replacements are published,
+ * a chunk found not released is, at that instant, the one that holds the key's range.
+ *
+ * <p>A sorted array rather than a skiplist: with thousands of entries per chunk there are few
+ * chunks, so republishing costs little, and a search touches one contiguous array instead of
+ * a chain of nodes. The array also answers "the chunk before this one" for descending scans.
+ */
+public final class ChunkIndex {
+    /** One immutable version of the index: the chunks and, beside them, their min-key prefixes. */
+    private record Snapshot(Chunk[] chunks, long[] prefixes) {
+        static Snapshot of(Chunk[] chunks) {
+            long[] p = new long[chunks.length];
+            for (int i = 0; i < chunks.length; i++) {
+                p[i] = chunks[i].minPrefix;
+            }
+            return new Snapshot(chunks, p);
+        }
+    }
+
+    private volatile Snapshot snapshot;
+
+    public ChunkIndex(Chunk first) {
+        this.snapshot = Snapshot.of(new Chunk[] {first});
+    }
+
+    /** @return the chunk whose range holds {@code key} (prefix {@code kp}) in the current snapshot */
+    public <K> Chunk find(K key, long kp, KeyOps<K> ops) {
+        Snapshot s = snapshot;
+        return s.chunks[floor(s, key, kp, ops, true)];
+    }
+
+    /**
+     * @return the chunk with the greatest minimum key strictly below {@code key}, i.e. the one
+     *     holding keys just smaller than {@code key}
+     */
+    public <K> Chunk findLower(K key, long kp, KeyOps<K> ops) {
+        Snapshot s = snapshot;
+        return s.chunks[floor(s, key, kp, ops, false)];
+    }
+
+    /** @return the chunk just before {@code c} in the current snapshot, or null if {@code c} is first or absent */
+    public Chunk before(Chunk c) {
+        Chunk[] a = snapshot.chunks;
+        int i = indexOf(a, c);
+        return i > 0 ? a[i - 1] : null;
+    }
+
+    /** @return the first chunk */
+    public Chunk first() {
+        return snapshot.chunks[0];
+    }
+
+    /** @return the last chunk */
+    public Chunk last() {
+        Chunk[] a = snapshot.chunks;
+        return a[a.length - 1];
+    }
+
+    /** @return the current number of chunks */
+    public int size() {
+        return snapshot.chunks.length;
+    }
+
+    /** @return a snapshot of all chunks in order (for diagnostics and clearing) */
+    public Chunk[] snapshot() {
+        return snapshot.chunks.clone();
+    }
+
+    /**
+     * Replaces the consecutive chunks {@code old} (in order) with {@code replacements}. Called by
+     * the rebalancer only, under the map's lock.
+     */
+    public void replace(Chunk[] old, Chunk[] replacements) {
+        Chunk[] a = snapshot.chunks;
+        int at = indexOf(a, old[0]);
+        if (at < 0) {
+            throw new IllegalStateException("rebalanced chunk missing from the index");
+        }
+        Chunk[] b = new Chunk[a.length - old.length + replacements.length];
+        System.arraycopy(a, 0, b, 0, at);
+        System.arraycopy(replacements, 0, b, at, replacements.length);
+        System.arraycopy(a, at + old.length, b, at + replacements.length, a.length - at - old.length);
+        snapshot = Snapshot.of(b); // volatile publication of the new snapshot
+    }
+
+    /** Drops every chunk (when the map is closed), keeping one empty chunk so lookups stay safe. */
+    public void clear(Chunk empty) {
+        snapshot = Snapshot.of(new Chunk[] {empty});
+    }
+
+    private static <K> int floor(Snapshot s, K key, long kp, KeyOps<K> ops, boolean inclusive) {
+        Chunk[] a = s.chunks;
+        long[] p = s.prefixes;
+        int lo = 1, hi = a.length - 1, found = 0; // a[0] covers everything below a[1]
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            int c = ops.compare(key, kp, a[mid].minKey, p[mid]);
+            if (c > 0 || (c == 0 && inclusive)) {
+                found = mid;
+                lo = mid + 1;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return found;
+    }
+
+    private static int indexOf(Chunk[] a, Chunk c) {
+        for (int i = 0; i < a.length; i++) { // rare path: rebalances and chunk boundaries of descending scans
+            if (a[i] == c) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    @Override
+    public String toString() {
+        return "ChunkIndex[" + size() + " chunks]";
+    }
+}

@@ -1,0 +1,396 @@
+package dev.oakmap.internal.map;
+
+import dev.oakmap.OakScopedReadBuffer;
+import dev.oakmap.OakUnscopedBuffer;
+import dev.oakmap.internal.buffer.SliceBuffer;
+import dev.oakmap.internal.chunk.Chunk;
+import dev.oakmap.internal.chunk.KeyOps;
+import dev.oakmap.internal.memory.Refs;
+
+import java.util.Arrays;
+
+/**
+ * A forward-only cursor over the live mappings of a key range, ascending or descending. Not
+ * thread-safe: one cursor per iterating thread. Usage: {@code while (c.advance()) { ... }}.
+ *
+ * <h2>Ascending</h2>
+ * Walks each chunk's entries list, then follows {@code nextChunk}. Stepping off a chunk that has
+ * been released (or onto one that has), the cursor re-locates through the index, by the last key
+ * it returned, and skips keys not greater than it: that keeps every key present throughout the
+ * scan returned exactly once and in order (Oak's RB1-RB3), however chunks were split or merged.
+ *
+ * <h2>Descending, with a stack per bypass</h2>
+ * The entries list is singly linked, so within a chunk the cursor works from the sorted prefix:
+ * for a sorted entry {@code s} it walks the list from {@code s} to the next sorted entry (the
+ * "bypass" of {@code s}, holding the entries inserted after the chunk was built), pushing them on
+ * a stack, and pops them in reverse. When the stack is empty it steps to sorted entry
+ * {@code s - 1}, and from the head bypass (entry 0, before the first sorted key) to the previous
+ * chunk, found in the index. Each entry is thus visited twice at most and no lookup is repeated:
+ * a descending scan costs about what an ascending one does.
+ *
+ * <h2>Liveness</h2>
+ * An entry is returned if its value reference is live when examined. A value found not live in a
+ * released chunk may have moved rather than been removed, so the cursor re-locates at that key.
+ */
+public final class Cursor<K, V> {
+    private final InternalOakMap<K, V> map;
+    private final KeyOps<K> keys;
+    private final K lo;
+    private final long loPrefix;
+    private final boolean loInclusive;
+    private final K hi;
+    private final long hiPrefix;
+    private final boolean hiInclusive;
+    private final boolean descending;
+
+    private Chunk chunk;
+    private boolean started;
+    private boolean done;
+    /** Ascending: the next entry to examine, or NONE at the end of the chunk. */
+    private int nextEi;
+    /** Descending: the sorted entry whose bypass is on the stack. */
+    private int sorted;
+    private int[] stack = new int[16];
+    private int stackSize;
+
+    private long curKey = Refs.NULL;
+    private long curValue = Refs.NULL;
+    private int curEi;
+    private Chunk curChunk;
+
+    private KeyView reusableKey;
+    private ValueView reusableValue;
+    private final SliceBuffer keyBuffer = new SliceBuffer();
+
+    Cursor(InternalOakMap<K, V> map, K lo, boolean loInclusive, K hi, boolean hiInclusive, boolean descending) {
+        this.map = map;
+        this.keys = map.keys();
+        this.lo = lo;
+        this.loPrefix = lo == null ? 0 : keys.prefix(lo);
+        this.loInclusive = loInclusive;
+        this.hi = hi;
+        this.hiPrefix = hi == null ? 0 : keys.prefix(hi);
+        this.hiInclusive = hiInclusive;
+        this.descending = descending;
+    }
+
+    /** Moves to the next live mapping. @return false when the range is exhausted */
+    public boolean advance() {
+        map.checkOpen();
+        if (done) {
+            return false;
+        }
+        try {
+            boolean found = descending ? advanceDescending() : advanceAscending();
+            if (!found) {
+                done = true;
+                curKey = Refs.NULL;
+            }
+            return found;
+        } catch (IllegalStateException e) {
+            map.checkOpen();
+            throw e;
+        }
+    }
+
+    // ---------------------------------------------------------------- ascending
+
+    private boolean advanceAscending() {
+        if (!started) {
+            started = true;
+            if (lo == null) {
+                chunk = firstChunk();
+                nextEi = chunk.nextEntry(Chunk.NONE);
+            } else {
+                seekAscending(lo, loInclusive);
+            }
+        }
+        while (true) {
+            if (nextEi == Chunk.NONE) {
+                if (!nextChunk()) {
+                    return false;
+                }
+                continue;
+            }
+            int ei = nextEi;
+            nextEi = chunk.nextEntry(ei);
+            long k = chunk.keyRef(ei);
+            if (hi != null) {
+                int c = chunk.compareAt(hi, hiPrefix, ei, keys);
+                if (c < 0 || (c == 0 && !hiInclusive)) {
+                    return false;
+                }
+            }
+            long v = liveValue(chunk, ei);
+            if (v == RESEEK) {
+                seekAscending(keys.read(k), true); // the value may have moved: look again
+                continue;
+            }
+            if (v == Refs.NULL) {
+                continue;
+            }
+            setCurrent(chunk, ei, k, v);
+            return true;
+        }
+    }
+
+    private Chunk firstChunk() {
+        while (true) {
+            Chunk c = map.index().first();
+            if (!c.isReleased()) {
+                return c;
+            }
+            map.rebalancer().awaitRebalance();
+        }
+    }
+
+    private boolean nextChunk() {
+        Chunk n = chunk.nextChunk;
+        if (!chunk.isReleased() && (n == null || !n.isReleased())) {
+            if (n == null) {
+                return false;
+            }
+            chunk = n;
+            nextEi = n.nextEntry(Chunk.NONE);
+            return true;
+        }
+        // stale links: re-locate after the last key returned (or from the lower bound)
+        if (curKey != Refs.NULL) {
+            seekAscending(keys.read(curKey), false);
+        } else if (lo != null) {
+            seekAscending(lo, loInclusive);
+        } else {
+            chunk = firstChunk();
+            nextEi = chunk.nextEntry(Chunk.NONE);
+        }
+        return true;
+    }
+
+    private void seekAscending(K from, boolean inclusive) {
+        chunk = map.locate(from);
+        nextEi = chunk.ceilingEntry(from, keys.prefix(from), inclusive, keys);
+    }
+
+    // ---------------------------------------------------------------- descending
+
+    private boolean advanceDescending() {
+        if (!started) {
+            started = true;
+            if (hi == null) {
+                chunk = lastChunk();
+                loadBypass(chunk.sortedCount(), null, false);
+            } else {
+                seekDescending(map.locate(hi), hi, hiInclusive);
+            }
+        }
+        while (true) {
+            if (stackSize == 0) {
+                if (sorted > Chunk.NONE) {
+                    loadBypass(sorted - 1, null, false);
+                    continue;
+                }
+                if (!previousChunk()) {
+                    return false;
+                }
+                continue;
+            }
+            int ei = stack[--stackSize];
+            long k = chunk.keyRef(ei);
+            if (lo != null) {
+                int c = chunk.compareAt(lo, loPrefix, ei, keys);
+                if (c > 0 || (c == 0 && !loInclusive)) {
+                    return false;
+                }
+            }
+            long v = liveValue(chunk, ei);
+            if (v == RESEEK) {
+                K key = keys.read(k); // the value may have moved: look again
+                seekDescending(map.locate(key), key, true);
+                continue;
+            }
+            if (v == Refs.NULL) {
+                continue;
+            }
+            setCurrent(chunk, ei, k, v);
+            return true;
+        }
+    }
+
+    private Chunk lastChunk() {
+        while (true) {
+            Chunk c = map.index().last();
+            if (!c.isReleased()) {
+                return c;
+            }
+            map.rebalancer().awaitRebalance();
+        }
+    }
+
+    /** Positions on {@code c}, below {@code bound} (inclusive or not). */
+    private void seekDescending(Chunk c, K bound, boolean inclusive) {
+        chunk = c;
+        loadBypass(c.floorSorted(bound, keys.prefix(bound), keys), bound, inclusive);
+    }
+
+    /**
+     * Pushes the bypass of sorted entry {@code s} (the head bypass for {@code s == 0}): the
+     * entries from {@code s} up to the next sorted entry, those not above {@code bound}.
+     */
+    private void loadBypass(int s, K bound, boolean inclusive) {
+        long bp = bound == null ? 0 : keys.prefix(bound);
+        sorted = s;
+        stackSize = 0;
+        int cur = s == Chunk.NONE ? chunk.nextEntry(Chunk.NONE) : s;
+        while (cur != Chunk.NONE && (cur == s || !chunk.isSorted(cur))) {
+            if (bound != null) {
+                int c = chunk.compareAt(bound, bp, cur, keys);
+                if (c < 0 || (c == 0 && !inclusive)) {
+                    break;
+                }
+            }
+            push(cur);
+            cur = chunk.nextEntry(cur);
+        }
+    }
+
+    private void push(int ei) {
+        if (stackSize == stack.length) {
+            stack = Arrays.copyOf(stack, stackSize * 2);
+        }
+        stack[stackSize++] = ei;
+    }
+
+    private boolean previousChunk() {
+        if (chunk.minKey == Refs.NULL) {
+            return false; // the first chunk: nothing below
+        }
+        if (!chunk.isReleased()) {
+            Chunk p = map.index().before(chunk);
+            if (p != null && !p.isReleased() && !chunk.isReleased()) {
+                chunk = p;
+                loadBypass(p.sortedCount(), null, false);
+                return true;
+            }
+        }
+        // the chunk or its neighbour was replaced: re-locate strictly below this chunk's range
+        K bound = keys.read(chunk.minKey);
+        Chunk p;
+        while (true) {
+            p = map.index().findLower(bound, keys.prefix(bound), keys);
+            if (!p.isReleased()) {
+                break;
+            }
+            map.rebalancer().awaitRebalance();
+        }
+        seekDescending(p, bound, false);
+        return true;
+    }
+
+    /** Returned by {@link #liveValue} when the chunk was replaced and the key must be looked up again. */
+    private static final long RESEEK = -1L;
+
+    /**
+     * @return the live value reference of entry {@code ei}, {@link Refs#NULL} if the key is
+     *     absent, or {@link #RESEEK}. A reference found not live in a current chunk is re-read: a
+     *     concurrent move swaps the entry to the new slice before deleting the old one.
+     */
+    private long liveValue(Chunk c, int ei) {
+        while (true) {
+            long v = c.valueRef(ei);
+            if (v == Refs.NULL || map.values().isLive(v)) {
+                return v;
+            }
+            if (c.isReleased()) {
+                return RESEEK;
+            }
+            if (c.valueRef(ei) == v) {
+                return Refs.NULL; // removed
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- current mapping
+
+    private void setCurrent(Chunk c, int ei, long k, long v) {
+        curChunk = c;
+        curEi = ei;
+        curKey = k;
+        curValue = v;
+        if (reusableKey != null) {
+            reusableKey.position(k);
+        }
+        if (reusableValue != null) {
+            reusableValue.position(v);
+        }
+    }
+
+    private void requireCurrent() {
+        map.checkOpen();
+        if (curKey == Refs.NULL) {
+            throw new IllegalStateException("cursor is not on a mapping");
+        }
+    }
+
+    /** @return a deserialized copy of the current key */
+    public K key() {
+        requireCurrent();
+        try {
+            return keys.read(curKey);
+        } catch (IllegalStateException e) {
+            throw map.closedOr(e);
+        }
+    }
+
+    /** @return a deserialized copy of the current value, or null if it was removed since advance() */
+    public V value() {
+        requireCurrent();
+        try {
+            V v = map.readValue(curValue);
+            if (v != InternalOakMap.gone()) {
+                return v;
+            }
+            if (map.goneForGood(curChunk, curEi, curValue)) {
+                return null;
+            }
+            return map.get(key()); // the value moved or the chunk was replaced: read it afresh
+        } catch (IllegalStateException e) {
+            throw map.closedOr(e);
+        }
+    }
+
+    /** @return a new unscoped view of the current key */
+    public OakUnscopedBuffer keyView() {
+        requireCurrent();
+        return new KeyView(map, curKey);
+    }
+
+    /** @return a new unscoped view of the current value */
+    public OakUnscopedBuffer valueView() {
+        requireCurrent();
+        return new ValueView(map, curValue);
+    }
+
+    /** @return one view object per cursor, repositioned on the current key at each advance */
+    public OakUnscopedBuffer reusableKeyView() {
+        requireCurrent();
+        if (reusableKey == null) {
+            reusableKey = new KeyView(map, curKey);
+        }
+        return reusableKey;
+    }
+
+    /** @return one view object per cursor, repositioned on the current value at each advance */
+    public OakUnscopedBuffer reusableValueView() {
+        requireCurrent();
+        if (reusableValue == null) {
+            reusableValue = new ValueView(map, curValue);
+        }
+        return reusableValue;
+    }
+
+    /** @return a scoped read view of the current key, valid until the next advance */
+    public OakScopedReadBuffer keyBuffer() {
+        requireCurrent();
+        return keyBuffer.open(map.keySegment(curKey), Refs.offset(curKey), Refs.aux(curKey), false);
+    }
+}

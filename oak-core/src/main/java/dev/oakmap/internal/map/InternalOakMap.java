@@ -1,0 +1,834 @@
+package dev.oakmap.internal.map;
+
+import dev.oakmap.OakClosedException;
+import dev.oakmap.OakComparator;
+import dev.oakmap.OakScopedReadBuffer;
+import dev.oakmap.OakScopedWriteBuffer;
+import dev.oakmap.OakSerializer;
+import dev.oakmap.OakUnscopedBuffer;
+import dev.oakmap.internal.buffer.Codec;
+import dev.oakmap.internal.buffer.SliceBuffer;
+import dev.oakmap.internal.chunk.Chunk;
+import dev.oakmap.internal.chunk.KeyOps;
+import dev.oakmap.internal.index.ChunkIndex;
+import dev.oakmap.internal.memory.BlockAllocator;
+import dev.oakmap.internal.memory.BlockPool;
+import dev.oakmap.internal.memory.Refs;
+import dev.oakmap.internal.reclaim.ValueManager;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Objects;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BiFunction;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * The map algorithm: Oak's get, doPut, doIfPresent and scans over chunks (see the Oak paper,
+ * §4, Algorithms 1-3), on top of the chunk list ({@link Chunk}), the index ({@link ChunkIndex}),
+ * the rebalancer ({@link Rebalancer}) and the value slices ({@link ValueManager}).
+ *
+ * <h2>Presence</h2>
+ * A key is present iff some linked entry holds it and that entry's value reference is live (its
+ * header has the reference's version and no DELETED bit). An entry whose value was removed keeps
+ * its stale reference until an insertion replaces it (CAS from the stale reference) or a
+ * rebalance drops it, so removal needs no CAS on the chunk at all.
+ *
+ * <h2>Linearization points</h2>
+ * <ul>
+ * <li>insertion of an absent key: the successful CAS of the entry's value reference, made while
+ *     the chunk is published (so never into a frozen chunk);
+ * <li>update of a present key (put, compute, merge, replace, in-place zero-copy compute): the
+ *     release store that unlocks the value header (or, when the value moves to a bigger slice,
+ *     the CAS that swaps the reference, which happens under the old slice's lock);
+ * <li>removal: the release store that sets DELETED in the header;
+ * <li>a read that finds a value: the validation of its optimistic read; a read that finds
+ *     nothing: the moment it observed absence, given the rule below.
+ * </ul>
+ *
+ * <h2>Reading from a chunk that is being replaced</h2>
+ * Reads never wait for rebalances: they read whatever chunk the index gave them, frozen or not.
+ * If they find a value reference that is no longer live, the value was either removed or moved
+ * to another slice; {@link #goneForGood} tells the two apart: the key is really absent if the
+ * chunk is not released and the entry still holds the same reference (a move inside a current
+ * chunk changes the entry first; a move in a replacement chunk happens only after this chunk was
+ * released). Otherwise the operation starts over.
+ *
+ * <h2>Failures</h2>
+ * User code (serializers, comparators, functions) may throw at any point; every path releases
+ * what it holds (value locks, publications, fresh slices) and leaves the map as it was, except a
+ * zero-copy compute that throws after writing part of its value, which keeps the part written.
+ */
+public final class InternalOakMap<K, V> {
+
+    private static final Object GONE_RESULT = new Object();
+
+    private static final int OK = 0, FROZEN = 1, CONFLICT = 2;
+    private static final int COPIED = 0, MOVED = 1, RETRY = 2, DONE = 3;
+
+    private final KeyOps<K> keys;
+    private final OakSerializer<V> valueSerializer;
+    private final Function<OakScopedReadBuffer, V> deserializer;
+    private final BlockAllocator allocator;
+    private final ValueManager values;
+    private final ChunkIndex index;
+    private final Rebalancer rebalancer;
+    private final LongAdder size = new LongAdder();
+    private volatile boolean closed;
+
+    public InternalOakMap(OakSerializer<K> keySerializer, OakSerializer<V> valueSerializer,
+                          OakComparator<K> comparator, long memoryCapacity, long blockSize,
+                          int chunkCapacity, double rebalanceRatio) {
+        this.allocator = new BlockAllocator(BlockPool.shared(), blockSize, memoryCapacity);
+        this.keys = new KeyOps<>(keySerializer, comparator, allocator);
+        this.valueSerializer = valueSerializer;
+        this.deserializer = valueSerializer::deserialize;
+        this.values = new ValueManager(allocator);
+        this.index = new ChunkIndex(Chunk.empty(Rebalancer.slotsFor(0, chunkCapacity, rebalanceRatio)));
+        this.rebalancer = new Rebalancer(index, values, chunkCapacity, rebalanceRatio, () -> closed);
+    }
+
+    @SuppressWarnings("unchecked")
+    static <T> T gone() {
+        return (T) GONE_RESULT;
+    }
+
+    // ================================================================ queries
+
+    /** @return a deserialized copy of the value of {@code key}, or null */
+    public V get(K key) {
+        checkOpen();
+        Objects.requireNonNull(key, "key");
+        try {
+            while (true) {
+                Chunk c = locate(key);
+                int ei = c.lookUp(key, keys.prefix(key), keys);
+                if (ei == Chunk.NONE) {
+                    return null;
+                }
+                long ref = c.valueRef(ei);
+                if (ref == Refs.NULL) {
+                    return null;
+                }
+                V v = readValueWith(ref, deserializer);
+                if (v != GONE_RESULT) {
+                    return v;
+                }
+                if (goneForGood(c, ei, ref)) {
+                    return null;
+                }
+            }
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    public boolean containsKey(K key) {
+        return liveRef(key) != Refs.NULL;
+    }
+
+    /** Zero-copy get: a view of the value, or null. */
+    public OakUnscopedBuffer getValueView(K key) {
+        long ref = liveRef(key);
+        return ref == Refs.NULL ? null : new ValueView(this, ref);
+    }
+
+    private long liveRef(K key) {
+        checkOpen();
+        Objects.requireNonNull(key, "key");
+        try {
+            while (true) {
+                Chunk c = locate(key);
+                int ei = c.lookUp(key, keys.prefix(key), keys);
+                if (ei == Chunk.NONE) {
+                    return Refs.NULL;
+                }
+                long ref = c.valueRef(ei);
+                if (ref == Refs.NULL) {
+                    return Refs.NULL;
+                }
+                if (values.isLive(ref)) {
+                    return ref;
+                }
+                if (goneForGood(c, ei, ref)) {
+                    return Refs.NULL;
+                }
+            }
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    // ================================================================ insertions
+
+    /** Maps key to value. @return the previous value (deserialized) if returnOld and there was one, else null */
+    public V put(K key, V value, boolean returnOld) {
+        checkOpen();
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(value, "value");
+        long fresh = Refs.NULL;
+        try {
+            fresh = prepareValue(value);
+            while (true) {
+                Chunk c = locate(key);
+                int ei = entryFor(c, key);
+                if (ei < 0) {
+                    continue;
+                }
+                long ref = c.valueRef(ei);
+                if (ref != Refs.NULL) {
+                    long h = values.lockWrite(ref);
+                    if (h != ValueManager.GONE) {
+                        V old = null;
+                        if (returnOld) {
+                            try {
+                                old = readLocked(ref, h);
+                            } catch (RuntimeException | Error e) {
+                                values.unlock(ref, h);
+                                throw e;
+                            }
+                        }
+                        int r = replaceLocked(c, ei, ref, h, fresh);
+                        if (r == RETRY) {
+                            continue;
+                        }
+                        if (r == MOVED) {
+                            fresh = Refs.NULL;
+                        }
+                        return old;
+                    }
+                    if (!goneForGood(c, ei, ref)) {
+                        continue;
+                    }
+                }
+                if (install(c, ei, ref, fresh) == OK) {
+                    fresh = Refs.NULL;
+                    inserted(c);
+                    return null;
+                }
+            }
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        } finally {
+            discardIfSet(fresh);
+        }
+    }
+
+    /** @return the current value (deserialized) if present (and nothing is inserted), else null after inserting */
+    public V putIfAbsent(K key, V value) {
+        Object r = doPutIfAbsent(key, value, true);
+        return r == GONE_RESULT ? null : castValue(r);
+    }
+
+    /** Zero-copy putIfAbsent. @return true if inserted */
+    public boolean putIfAbsentZc(K key, V value) {
+        return doPutIfAbsent(key, value, false) == GONE_RESULT;
+    }
+
+    /** @return GONE_RESULT if inserted, else the present value (deserialized if wanted) */
+    private Object doPutIfAbsent(K key, V value, boolean wantValue) {
+        checkOpen();
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(value, "value");
+        long fresh = Refs.NULL;
+        try {
+            while (true) {
+                Chunk c = locate(key);
+                int ei = entryFor(c, key);
+                if (ei < 0) {
+                    continue;
+                }
+                long ref = c.valueRef(ei);
+                if (ref != Refs.NULL) {
+                    if (wantValue) {
+                        V cur = readValueWith(ref, deserializer);
+                        if (cur != GONE_RESULT) {
+                            return cur;
+                        }
+                    } else if (values.isLive(ref)) {
+                        return Boolean.FALSE;
+                    }
+                    if (!goneForGood(c, ei, ref)) {
+                        continue;
+                    }
+                }
+                if (fresh == Refs.NULL) {
+                    fresh = prepareValue(value);
+                }
+                if (install(c, ei, ref, fresh) == OK) {
+                    fresh = Refs.NULL;
+                    inserted(c);
+                    return GONE_RESULT;
+                }
+            }
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        } finally {
+            discardIfSet(fresh);
+        }
+    }
+
+    /** @return true if value was inserted, false if computer ran on the present value */
+    public boolean putIfAbsentComputeIfPresent(K key, V value, Consumer<OakScopedWriteBuffer> computer) {
+        checkOpen();
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(value, "value");
+        Objects.requireNonNull(computer, "computer");
+        long fresh = Refs.NULL;
+        try {
+            while (true) {
+                Chunk c = locate(key);
+                int ei = entryFor(c, key);
+                if (ei < 0) {
+                    continue;
+                }
+                long ref = c.valueRef(ei);
+                if (ref != Refs.NULL) {
+                    if (computeInPlace(ref, computer)) {
+                        return false;
+                    }
+                    if (!goneForGood(c, ei, ref)) {
+                        continue;
+                    }
+                }
+                if (fresh == Refs.NULL) {
+                    fresh = prepareValue(value);
+                }
+                if (install(c, ei, ref, fresh) == OK) {
+                    fresh = Refs.NULL;
+                    inserted(c);
+                    return true;
+                }
+            }
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        } finally {
+            discardIfSet(fresh);
+        }
+    }
+
+    /** @return true if the key was present and computer ran on its value in place */
+    public boolean computeIfPresentZc(K key, Consumer<OakScopedWriteBuffer> computer) {
+        checkOpen();
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(computer, "computer");
+        try {
+            while (true) {
+                Chunk c = locate(key);
+                int ei = c.lookUp(key, keys.prefix(key), keys);
+                if (ei == Chunk.NONE) {
+                    return false;
+                }
+                long ref = c.valueRef(ei);
+                if (ref == Refs.NULL) {
+                    return false;
+                }
+                if (computeInPlace(ref, computer)) {
+                    return true;
+                }
+                if (goneForGood(c, ei, ref)) {
+                    return false;
+                }
+            }
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /** Runs {@code computer} on the value under its write lock. @return false if not live */
+    private boolean computeInPlace(long ref, Consumer<OakScopedWriteBuffer> computer) {
+        long h = values.lockWrite(ref);
+        if (h == ValueManager.GONE) {
+            return false;
+        }
+        SliceBuffer b = new SliceBuffer(values.segment(ref), ValueManager.dataOffset(ref), values.readLength(ref), true);
+        try {
+            computer.accept(b);
+        } finally {
+            b.close();
+            values.unlock(ref, h);
+        }
+        return true;
+    }
+
+    // ================================================================ removals
+
+    /** Removes key. @return the removed value (deserialized), or null if absent */
+    public V remove(K key) {
+        Object r = doRemove(key, null, true);
+        return r == GONE_RESULT ? null : castValue(r);
+    }
+
+    /** Removes key without deserializing. @return true if a mapping was removed */
+    public boolean delete(K key) {
+        return doRemove(key, null, false) != GONE_RESULT;
+    }
+
+    /** Removes key if its current value equals expected (V.equals on a deserialized copy). */
+    public boolean remove(K key, Object expected) {
+        Objects.requireNonNull(expected, "value");
+        return doRemove(key, expected, false) != GONE_RESULT;
+    }
+
+    private Object doRemove(K key, Object expected, boolean wantOld) {
+        checkOpen();
+        Objects.requireNonNull(key, "key");
+        try {
+            while (true) {
+                Chunk c = locate(key);
+                int ei = c.lookUp(key, keys.prefix(key), keys);
+                if (ei == Chunk.NONE) {
+                    return GONE_RESULT;
+                }
+                long ref = c.valueRef(ei);
+                if (ref == Refs.NULL) {
+                    return GONE_RESULT;
+                }
+                long h = values.lockWrite(ref);
+                if (h == ValueManager.GONE) {
+                    if (goneForGood(c, ei, ref)) {
+                        return GONE_RESULT;
+                    }
+                    continue;
+                }
+                Object old = Boolean.TRUE;
+                if (expected != null || wantOld) {
+                    try {
+                        V cur = readLocked(ref, h);
+                        if (expected != null && !expected.equals(cur)) {
+                            values.unlock(ref, h);
+                            return GONE_RESULT;
+                        }
+                        old = cur;
+                    } catch (RuntimeException | Error e) {
+                        values.unlock(ref, h);
+                        throw e;
+                    }
+                }
+                values.deleteLocked(ref, h);
+                removed(c);
+                return old;
+            }
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    // ================================================================ legacy atomic updates
+
+    /** Replaces the value of a present key. @return the old value, or null if absent (nothing done) */
+    public V replace(K key, V value) {
+        Objects.requireNonNull(value, "value");
+        return update(key, (k, old) -> value, null, false, true);
+    }
+
+    /** Replaces the value if it currently equals oldValue. */
+    public boolean replace(K key, V oldValue, V newValue) {
+        Objects.requireNonNull(oldValue, "oldValue");
+        Objects.requireNonNull(newValue, "newValue");
+        boolean[] replaced = new boolean[1];
+        update(key, (k, cur) -> {
+            replaced[0] = oldValue.equals(cur);
+            return replaced[0] ? newValue : cur;
+        }, null, false, false);
+        return replaced[0];
+    }
+
+    /** Atomic compute, as ConcurrentMap.compute. */
+    public V compute(K key, BiFunction<? super K, ? super V, ? extends V> fn) {
+        Objects.requireNonNull(fn, "remappingFunction");
+        return update(key, fn, fn, true, false);
+    }
+
+    /** Atomic computeIfAbsent. */
+    public V computeIfAbsent(K key, Function<? super K, ? extends V> fn) {
+        Objects.requireNonNull(fn, "mappingFunction");
+        checkOpen();
+        Objects.requireNonNull(key, "key");
+        while (true) {
+            V cur = get(key);
+            if (cur != null) {
+                return cur;
+            }
+            V v = fn.apply(key);
+            if (v == null) {
+                return null;
+            }
+            Object r = doPutIfAbsent(key, v, true);
+            if (r == GONE_RESULT) {
+                return v;
+            }
+            return castValue(r);
+        }
+    }
+
+    /** Atomic computeIfPresent (legacy BiFunction form). */
+    public V computeIfPresent(K key, BiFunction<? super K, ? super V, ? extends V> fn) {
+        Objects.requireNonNull(fn, "remappingFunction");
+        return update(key, fn, null, false, false);
+    }
+
+    /** Atomic merge. */
+    public V merge(K key, V value, BiFunction<? super V, ? super V, ? extends V> fn) {
+        Objects.requireNonNull(value, "value");
+        Objects.requireNonNull(fn, "remappingFunction");
+        return update(key, (k, old) -> fn.apply(old, value), (k, none) -> value, true, false);
+    }
+
+    /**
+     * The engine of the legacy atomic updates. If the key is present, applies {@code ifPresent}
+     * to its value under the value's write lock (null result: remove). If absent and
+     * {@code ifAbsent} is given, inserts its result (unless null).
+     *
+     * @return the new value (or, with {@code returnOld}, the previous value); null if none
+     */
+    private V update(K key, BiFunction<? super K, ? super V, ? extends V> ifPresent,
+                     BiFunction<? super K, ? super V, ? extends V> ifAbsent, boolean createEntry, boolean returnOld) {
+        checkOpen();
+        Objects.requireNonNull(key, "key");
+        try {
+            while (true) {
+                Chunk c = locate(key);
+                int ei = createEntry ? entryFor(c, key) : c.lookUp(key, keys.prefix(key), keys);
+                if (ei < 0) {
+                    continue;
+                }
+                long ref = ei == Chunk.NONE ? Refs.NULL : c.valueRef(ei);
+                if (ref != Refs.NULL) {
+                    long h = values.lockWrite(ref);
+                    if (h != ValueManager.GONE) {
+                        V old;
+                        V nv;
+                        try {
+                            old = readLocked(ref, h);
+                            nv = ifPresent.apply(key, old);
+                        } catch (RuntimeException | Error e) {
+                            values.unlock(ref, h);
+                            throw e;
+                        }
+                        if (nv == old) { // unchanged (e.g. a failed conditional replace)
+                            values.unlock(ref, h);
+                            return returnOld ? old : nv;
+                        }
+                        if (applyLocked(c, ei, ref, h, nv) == RETRY) {
+                            continue;
+                        }
+                        return returnOld ? old : nv;
+                    }
+                    if (!goneForGood(c, ei, ref)) {
+                        continue;
+                    }
+                }
+                if (ifAbsent == null || ei == Chunk.NONE) {
+                    return null;
+                }
+                V nv = ifAbsent.apply(key, null);
+                if (nv == null) {
+                    return null;
+                }
+                long fresh = prepareValue(nv);
+                if (install(c, ei, ref, fresh) == OK) {
+                    inserted(c);
+                    return nv;
+                }
+                values.discard(fresh);
+            }
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /** Stores {@code nv} (or removes, if null) into a value the caller holds locked; unlocks it. */
+    private int applyLocked(Chunk c, int ei, long ref, long h, V nv) {
+        if (nv == null) {
+            values.deleteLocked(ref, h);
+            removed(c);
+            return DONE;
+        }
+        long fresh;
+        try {
+            fresh = prepareValue(nv);
+        } catch (RuntimeException | Error e) {
+            values.unlock(ref, h);
+            throw e;
+        }
+        int r = replaceLocked(c, ei, ref, h, fresh);
+        if (r != MOVED) {
+            values.discard(fresh);
+        }
+        return r == RETRY ? RETRY : DONE;
+    }
+
+    /**
+     * Replaces the contents of locked value {@code ref} by those of the fresh slice: copies in
+     * place when the sizes allow, otherwise swaps the entry to the fresh slice and deletes the old
+     * one. Always unlocks {@code ref}.
+     *
+     * @return {@link #COPIED} (fresh still owned by the caller), {@link #MOVED} (fresh now in the
+     *     map) or {@link #RETRY} (the chunk was frozen; nothing changed)
+     */
+    private int replaceLocked(Chunk c, int ei, long ref, long h, long fresh) {
+        int oldLen = values.readLength(ref);
+        int newLen = values.readLength(fresh);
+        if (ValueManager.fitsInPlace(oldLen, newLen)) {
+            MemorySegment.copy(values.segment(fresh), ValueManager.dataOffset(fresh),
+                    values.segment(ref), ValueManager.dataOffset(ref), newLen);
+            values.unlock(ref, h, newLen);
+            return COPIED;
+        }
+        int r = install(c, ei, ref, fresh);
+        if (r == OK) {
+            values.deleteLocked(ref, h);
+            return MOVED;
+        }
+        values.unlock(ref, h);
+        if (r == FROZEN) {
+            rebalancer.awaitRebalance();
+        }
+        return RETRY;
+    }
+
+    // ================================================================ shared steps
+
+    /** @return the chunk currently holding {@code key}'s range (waits out a finishing rebalance) */
+    Chunk locate(K key) {
+        while (true) {
+            Chunk c = index.find(key, keys.prefix(key), keys);
+            if (!c.isReleased()) {
+                return c;
+            }
+            rebalancer.awaitRebalance();
+        }
+    }
+
+    /**
+     * @return the linked entry for {@code key} in {@code c}, creating and linking one if needed,
+     *     or -1 if the chunk is full or frozen (after helping or waiting for its rebalance)
+     */
+    private int entryFor(Chunk c, K key) {
+        long kp = keys.prefix(key);
+        int ei = c.lookUp(key, kp, keys);
+        if (ei != Chunk.NONE) {
+            return ei;
+        }
+        ei = c.allocateEntry();
+        if (ei == Chunk.NONE) {
+            if (c.isFrozen()) {
+                rebalancer.awaitRebalance();
+            } else {
+                rebalancer.rebalance(c);
+            }
+            return -1;
+        }
+        long keyRef = keys.write(key);
+        int linked;
+        try {
+            linked = c.link(ei, keyRef, key, kp, keys);
+        } catch (RuntimeException | Error e) {
+            keys.discard(keyRef); // never linked, so never seen
+            throw e;
+        }
+        if (linked != ei) {
+            keys.discard(keyRef);
+        }
+        return linked;
+    }
+
+    /** CASes a value reference of a published chunk. @return OK, FROZEN or CONFLICT */
+    private int install(Chunk c, int ei, long expected, long fresh) {
+        if (!c.publish()) {
+            rebalancer.awaitRebalance();
+            return FROZEN;
+        }
+        try {
+            return c.casValue(ei, expected, fresh) ? OK : CONFLICT;
+        } finally {
+            c.unpublish();
+        }
+    }
+
+    /**
+     * Called when {@code ref}, read from entry {@code ei} of {@code c}, is not live.
+     *
+     * @return true if the key is truly absent, false if the caller must start over
+     */
+    boolean goneForGood(Chunk c, int ei, long ref) {
+        return !c.isReleased() && c.valueRef(ei) == ref;
+    }
+
+    private void inserted(Chunk c) {
+        size.increment();
+        if (c.needsReorganization() && !c.isFrozen()) {
+            rebalancer.rebalance(c);
+        }
+    }
+
+    private void removed(Chunk c) {
+        size.decrement();
+        c.countRemoval();
+        if (c.needsCompaction() && !c.isFrozen()) {
+            rebalancer.rebalance(c);
+        }
+    }
+
+    private long prepareValue(V value) {
+        int len = Codec.sizeOf(valueSerializer, value, (int) Math.min(Integer.MAX_VALUE, Refs.MAX_BLOCK_SIZE) - 16);
+        long ref = values.allocate(len);
+        try {
+            Codec.write(valueSerializer, value, values.segment(ref), ValueManager.dataOffset(ref), len);
+        } catch (RuntimeException | Error e) {
+            values.discard(ref);
+            throw e;
+        }
+        return ref;
+    }
+
+    private void discardIfSet(long fresh) {
+        if (fresh != Refs.NULL && !closed) {
+            values.discard(fresh);
+        }
+    }
+
+    private V readLocked(long ref, long lockedHeader) {
+        return Codec.read(valueSerializer, values.segment(ref), ValueManager.dataOffset(ref), values.readLength(ref));
+    }
+
+    /**
+     * Optimistically applies {@code f} to the value {@code ref}, retrying if a writer interfered.
+     *
+     * @return f's result, or {@link #gone()} if the reference is not live
+     */
+    <T> T readValueWith(long ref, Function<OakScopedReadBuffer, T> f) {
+        MemorySegment seg = values.segment(ref);
+        long base = ValueManager.dataOffset(ref);
+        SliceBuffer b = new SliceBuffer();
+        while (true) {
+            long h = values.readBegin(ref);
+            if (h == ValueManager.GONE) {
+                return gone();
+            }
+            T r = null;
+            Throwable failure = null;
+            b.open(seg, base, values.readLength(ref), false); // validated with the bytes
+            try {
+                r = f.apply(b);
+            } catch (Throwable e) {
+                failure = e; // may come from bytes torn by a writer (even an Error): judged after validation
+            } finally {
+                b.close();
+            }
+            if (values.readValidate(ref, h)) {
+                if (failure != null) {
+                    throw sneaky(failure);
+                }
+                return r;
+            }
+        }
+    }
+
+    /** @return a deserialized copy of value {@code ref}, or {@link #gone()} */
+    V readValue(long ref) {
+        return readValueWith(ref, deserializer);
+    }
+
+    /** Rethrows any throwable unchanged (checked ones cannot come from the functional interfaces used). */
+    private static RuntimeException sneaky(Throwable t) {
+        if (t instanceof RuntimeException r) {
+            throw r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        throw new IllegalStateException(t);
+    }
+
+    @SuppressWarnings("unchecked")
+    private V castValue(Object o) {
+        return (V) o;
+    }
+
+    /** @return {@code e}, or an {@link OakClosedException} if it was caused by the map being closed */
+    RuntimeException closedOr(IllegalStateException e) {
+        if (closed && !(e instanceof OakClosedException)) {
+            return new OakClosedException(e);
+        }
+        return e;
+    }
+
+    // ================================================================ scans and plumbing
+
+    /**
+     * A cursor over the live mappings in a range, ascending or descending.
+     *
+     * @param lo lower bound or null for none; hi upper bound or null for none (bounds are in key
+     *     order, whatever the direction)
+     */
+    public Cursor<K, V> cursor(K lo, boolean loInclusive, K hi, boolean hiInclusive, boolean descending) {
+        checkOpen();
+        return new Cursor<>(this, lo, loInclusive, hi, hiInclusive, descending);
+    }
+
+    /** @return the number of live mappings (exact when quiescent) */
+    public long size() {
+        checkOpen();
+        return Math.max(0, size.sum());
+    }
+
+    /** Compares two key objects with the map's comparator. */
+    public int compareKeys(K a, K b) {
+        return keys.compareKeys(a, b);
+    }
+
+    public OakComparator<K> comparator() {
+        return keys.comparator();
+    }
+
+    /** Frees all off-heap memory; every later call throws OakClosedException. Idempotent. */
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        allocator.close();
+        index.clear(Chunk.empty(1)); // release the on-heap metadata too
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** @throws OakClosedException if closed */
+    void checkOpen() {
+        if (closed) {
+            throw new OakClosedException();
+        }
+    }
+
+    /** @return off-heap bytes reserved (blocks held) */
+    public long offHeapReservedBytes() {
+        return allocator.reservedBytes();
+    }
+
+    /** @return off-heap bytes in use by live keys and values (and not yet reused garbage) */
+    public long offHeapUsedBytes() {
+        return allocator.usedBytes();
+    }
+
+    /** @return the configured capacity */
+    public long memoryCapacity() {
+        return allocator.capacity();
+    }
+
+    KeyOps<K> keys() { return keys; }
+
+    ValueManager values() { return values; }
+
+    ChunkIndex index() { return index; }
+
+    Rebalancer rebalancer() { return rebalancer; }
+
+    MemorySegment keySegment(long keyRef) { return keys.segment(keyRef); }
+
+    /** @return the number of chunks (for tests and diagnostics) */
+    public int chunkCount() { return index.size(); }
+}

@@ -1,0 +1,188 @@
+package dev.oakmap.internal.map;
+
+import dev.oakmap.OakClosedException;
+import dev.oakmap.internal.chunk.Chunk;
+import dev.oakmap.internal.index.ChunkIndex;
+import dev.oakmap.internal.reclaim.ValueManager;
+import dev.oakmap.internal.memory.Refs;
+
+import java.util.Arrays;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Splits, merges and compacts chunks.
+ *
+ * <h2>Algorithm</h2>
+ * One rebalance at a time per map, under {@link #lock}. To rebalance chunk {@code C}:
+ * <ol>
+ * <li><b>Freeze</b> {@code C} ({@link Chunk#freeze()}): publications fail from then on, and the
+ *     rebalancer waits until published operations drain. From that point the set of entries of
+ *     {@code C} that hold a value reference is fixed.
+ * <li><b>Copy</b> the live entries in list order (key order): an entry is live if its value
+ *     reference is non-null and its header is live. Entries without a value, and values removed
+ *     (logically, in their header) are dropped. If few entries are live, the next chunk is frozen
+ *     and copied too, to merge the two.
+ * <li><b>Build</b> replacement chunks, each filled to about {@link #FILL} of capacity with a
+ *     fully sorted prefix. The first inherits {@code C}'s minimum key, so the ranges of the
+ *     chunks around them do not change.
+ * <li><b>Release</b> the old chunks, then <b>link</b> the replacements: the last one points to the
+ *     old successor, the predecessor (found in the index) points to the first, and the index
+ *     snapshot is replaced. Releasing first guarantees that no operation reaches the new chunks
+ *     while an old one still looks current (see {@link ChunkIndex}).
+ * </ol>
+ * Value slices are shared by the old and the new chunks, so in-place updates and removals (which
+ * act on value headers) go on during a rebalance; only operations that must CAS a value
+ * reference (insertions, moves) wait for it, in {@link #awaitRebalance}.
+ *
+ * <h2>Guarantees</h2>
+ * RB1-RB3 of the Oak paper: a traversal that reads a frozen or released chunk sees exactly the
+ * keys present when it was frozen, adjusted by later removals (which it sees in the headers);
+ * insertions into the range happen only after the replacement is linked, into the replacement.
+ * Scans that step from a released chunk re-locate through the index by the last key returned.
+ *
+ * <p>A single lock keeps the chunk list simple to reason about: a rebalance never sees a frozen
+ * neighbour. With chunks of thousands of entries, rebalances are rare compared to operations.
+ */
+final class Rebalancer {
+    /** Target fill of a replacement chunk, as a fraction of capacity. */
+    static final double FILL = 0.625;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final ChunkIndex index;
+    private final ValueManager values;
+    private final int capacity;
+    private final double ratio;
+    private final BooleanSupplier closed;
+
+    /**
+     * @param capacity the most entries a chunk may hold
+     * @param ratio unsorted entries a chunk may take, as a fraction of its sorted ones, before it is
+     *     reorganized
+     */
+    Rebalancer(ChunkIndex index, ValueManager values, int capacity, double ratio, BooleanSupplier closed) {
+        this.index = index;
+        this.values = values;
+        this.capacity = capacity;
+        this.ratio = ratio;
+        this.closed = closed;
+    }
+
+    /**
+     * Entry slots for a chunk built with {@code sorted} entries: room for the unsorted entries the
+     * ratio allows (at least a few), and no more, so on-heap metadata stays proportional to the
+     * data. A chunk whose slots run out is reorganized.
+     */
+    static int slotsFor(int sorted, int capacity, double ratio) {
+        int extra = Math.max((int) Math.ceil(sorted * ratio), Math.min(16, capacity / 4));
+        return (int) Math.min(capacity, (long) sorted + Math.max(1, extra));
+    }
+
+    /** Waits until no rebalance runs (returns at once if none does). */
+    void awaitRebalance() {
+        if (closed.getAsBoolean()) {
+            throw new OakClosedException();
+        }
+        lock.lock();
+        lock.unlock();
+    }
+
+    /** Rebalances {@code c} unless it was already replaced. */
+    void rebalance(Chunk c) {
+        lock.lock();
+        try {
+            if (closed.getAsBoolean()) {
+                throw new OakClosedException();
+            }
+            if (c.isReleased()) {
+                return;
+            }
+            doRebalance(c);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void doRebalance(Chunk c) {
+        Entries live = new Entries(capacity);
+        Chunk[] engaged = {c};
+        c.freeze();
+        Chunk[] replacements;
+        try {
+            copyLive(c, live);
+            Chunk n = c.nextChunk;
+            if (n != null && live.size < capacity / 4) {
+                engaged = new Chunk[] {c, n};
+                n.freeze();
+                copyLive(n, live);
+            }
+            replacements = build(c.minKey, c.minPrefix, live);
+        } catch (RuntimeException | Error e) {
+            for (Chunk x : engaged) {
+                x.unfreeze(); // nothing was replaced: leave the map as it was (e.g. closed mid-copy)
+            }
+            throw e;
+        }
+        replacements[replacements.length - 1].nextChunk = engaged[engaged.length - 1].nextChunk;
+        Chunk pred = index.before(c);
+        for (Chunk e : engaged) {
+            e.release();
+        }
+        if (pred != null) {
+            pred.nextChunk = replacements[0];
+        }
+        index.replace(engaged, replacements);
+    }
+
+    private void copyLive(Chunk c, Entries out) {
+        for (int ei = c.nextEntry(Chunk.NONE); ei != Chunk.NONE; ei = c.nextEntry(ei)) {
+            long v = c.valueRef(ei);
+            if (v != Refs.NULL && values.isLive(v)) {
+                out.add(c.keyRef(ei), c.prefix(ei), v);
+            }
+        }
+    }
+
+    private Chunk[] build(long minKey, long minPrefix0, Entries live) {
+        int total = live.size;
+        int pieces = Math.max(1, (int) Math.ceil(total / (capacity * FILL)));
+        Chunk[] out = new Chunk[pieces];
+        for (int p = 0; p < pieces; p++) {
+            int from = (int) ((long) total * p / pieces);
+            int to = (int) ((long) total * (p + 1) / pieces);
+            long min = p == 0 ? minKey : live.keys[from];
+            long minPrefix = p == 0 ? minPrefix0 : live.prefixes[from];
+            out[p] = new Chunk(min, minPrefix, slotsFor(to - from, capacity, ratio), live.keys, live.prefixes, live.values, from, to - from);
+            if (p > 0) {
+                out[p - 1].nextChunk = out[p];
+            }
+        }
+        return out;
+    }
+
+    /** Growable pair of arrays of (key reference, value reference). */
+    private static final class Entries {
+        long[] keys;
+        long[] prefixes;
+        long[] values;
+        int size;
+
+        Entries(int initial) {
+            keys = new long[initial];
+            prefixes = new long[initial];
+            values = new long[initial];
+        }
+
+        void add(long k, long p, long v) {
+            if (size == keys.length) {
+                keys = Arrays.copyOf(keys, size * 2 + 1);
+                prefixes = Arrays.copyOf(prefixes, size * 2 + 1);
+                values = Arrays.copyOf(values, size * 2 + 1);
+            }
+            keys[size] = k;
+            prefixes[size] = p;
+            values[size] = v;
+            size++;
+        }
+    }
+}

@@ -1,0 +1,215 @@
+package dev.oakmap.internal.map;
+
+import dev.oakmap.DeletedMemoryAccessException;
+import dev.oakmap.OakScopedReadBuffer;
+import dev.oakmap.OakUnscopedBuffer;
+import dev.oakmap.internal.buffer.Layouts;
+import dev.oakmap.internal.buffer.SliceBuffer;
+import dev.oakmap.internal.reclaim.ValueManager;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Objects;
+import java.util.function.Function;
+
+/**
+ * A zero-copy view of one value slice, identified by its versioned reference. Every read is an
+ * optimistic read of the slice (see {@link ValueManager}): no lock, no write to shared memory.
+ * Once the reference is no longer live, every read throws {@link DeletedMemoryAccessException}.
+ *
+ * <p>Mutable only through {@link #position} (used by stream scans to reuse one object).
+ */
+final class ValueView implements OakUnscopedBuffer {
+    private final InternalOakMap<?, ?> map;
+    private final ValueManager values;
+    private long ref;
+
+    ValueView(InternalOakMap<?, ?> map, long ref) {
+        this.map = map;
+        this.values = map.values();
+        this.ref = ref;
+    }
+
+    void position(long ref) {
+        this.ref = ref;
+    }
+
+    private long begin() {
+        map.checkOpen();
+        long h = values.readBegin(ref);
+        if (h == ValueManager.GONE) {
+            throw new DeletedMemoryAccessException();
+        }
+        return h;
+    }
+
+    /**
+     * @return the offset of {@code [index, index + size)} in the segment, or -1 if out of the
+     *     value's bounds (the length read is part of the optimistic read)
+     */
+    private long at(int index, int size) {
+        int len = values.readLength(ref);
+        if (index < 0 || size > len || index > len - size) {
+            return -1;
+        }
+        return ValueManager.dataOffset(ref) + index;
+    }
+
+    /** Called when a bound check failed: throws if the check was made on consistent data. */
+    private void outOfBounds(long h, int index, int size) {
+        if (values.readValidate(ref, h)) {
+            throw new IndexOutOfBoundsException("index " + index + " size " + size + " out of a value of "
+                    + capacity() + " bytes");
+        }
+    }
+
+    @Override
+    public int capacity() {
+        try {
+            while (true) {
+                long h = begin();
+                int len = values.readLength(ref);
+                if (values.readValidate(ref, h)) return len;
+            }
+        } catch (IllegalStateException e) {
+            throw map.closedOr(e);
+        }
+    }
+
+    @Override
+    public byte get(int index) {
+        try {
+            MemorySegment s = values.segment(ref);
+            while (true) {
+                long h = begin();
+                long at = at(index, 1);
+                if (at < 0) { outOfBounds(h, index, 1); continue; }
+                byte v = s.get(ValueLayout.JAVA_BYTE, at);
+                if (values.readValidate(ref, h)) return v;
+            }
+        } catch (IllegalStateException e) {
+            throw map.closedOr(e);
+        }
+    }
+
+    @Override
+    public char getChar(int index) {
+        try {
+            MemorySegment s = values.segment(ref);
+            while (true) {
+                long h = begin();
+                long at = at(index, 2);
+                if (at < 0) { outOfBounds(h, index, 2); continue; }
+                char v = s.get(Layouts.CHAR, at);
+                if (values.readValidate(ref, h)) return v;
+            }
+        } catch (IllegalStateException e) {
+            throw map.closedOr(e);
+        }
+    }
+
+    @Override
+    public short getShort(int index) {
+        try {
+            MemorySegment s = values.segment(ref);
+            while (true) {
+                long h = begin();
+                long at = at(index, 2);
+                if (at < 0) { outOfBounds(h, index, 2); continue; }
+                short v = s.get(Layouts.SHORT, at);
+                if (values.readValidate(ref, h)) return v;
+            }
+        } catch (IllegalStateException e) {
+            throw map.closedOr(e);
+        }
+    }
+
+    @Override
+    public int getInt(int index) {
+        try {
+            MemorySegment s = values.segment(ref);
+            while (true) {
+                long h = begin();
+                long at = at(index, 4);
+                if (at < 0) { outOfBounds(h, index, 4); continue; }
+                int v = s.get(Layouts.INT, at);
+                if (values.readValidate(ref, h)) return v;
+            }
+        } catch (IllegalStateException e) {
+            throw map.closedOr(e);
+        }
+    }
+
+    @Override
+    public long getLong(int index) {
+        try {
+            MemorySegment s = values.segment(ref);
+            while (true) {
+                long h = begin();
+                long at = at(index, 8);
+                if (at < 0) { outOfBounds(h, index, 8); continue; }
+                long v = s.get(Layouts.LONG, at);
+                if (values.readValidate(ref, h)) return v;
+            }
+        } catch (IllegalStateException e) {
+            throw map.closedOr(e);
+        }
+    }
+
+    @Override
+    public float getFloat(int index) {
+        return Float.intBitsToFloat(getInt(index));
+    }
+
+    @Override
+    public double getDouble(int index) {
+        return Double.longBitsToDouble(getLong(index));
+    }
+
+    @Override
+    public void getBytes(int index, byte[] dst, int offset, int length) {
+        try {
+            Objects.checkFromIndexSize(offset, length, dst.length);
+            MemorySegment s = values.segment(ref);
+            while (true) {
+                long h = begin();
+                long at = at(index, length);
+                if (at < 0) { outOfBounds(h, index, length); continue; }
+                MemorySegment.copy(s, ValueLayout.JAVA_BYTE, at, dst, offset, length);
+                if (values.readValidate(ref, h)) return;
+            }
+        } catch (IllegalStateException e) {
+            throw map.closedOr(e);
+        }
+    }
+
+    @Override
+    public <T> T transform(Function<OakScopedReadBuffer, T> transformer) {
+        Objects.requireNonNull(transformer, "transformer");
+        T result;
+        try {
+            result = map.readValueWith(ref, transformer);
+        } catch (IllegalStateException e) {
+            throw map.closedOr(e);
+        }
+        if (result == InternalOakMap.gone()) {
+            throw new DeletedMemoryAccessException();
+        }
+        return result;
+    }
+
+    @Override
+    public String toString() {
+        return "OakUnscopedBuffer[value]";
+    }
+
+    /** Shared by views: run {@code f} over a scoped read-only window. */
+    static <T> T applyScoped(Function<OakScopedReadBuffer, T> f, MemorySegment seg, long base, int len) {
+        SliceBuffer b = new SliceBuffer(seg, base, len, false);
+        try {
+            return f.apply(b);
+        } finally {
+            b.close();
+        }
+    }
+}

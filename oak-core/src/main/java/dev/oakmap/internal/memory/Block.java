@@ -1,0 +1,34 @@
+package dev.oakmap.internal.memory;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * One large off-heap region, owned by its own shared {@link Arena} so that it can be unmapped
+ * (returned to the operating system) on its own. Every access to it goes through
+ * {@link #segment}, which is bounds-checked: a bad offset is an exception, never a crash, and an
+ * access after the block was freed fails with {@link IllegalStateException}.
+ */
+public final class Block {
+    /** Identifier packed into references (1..{@link Refs#MAX_BLOCK_ID}). */
+    public final int id;
+    /** The block's memory, 4 KiB aligned. */
+    public final MemorySegment segment;
+    private final Arena arena;
+
+    Block(int id, long size) {
+        this.id = id;
+        this.arena = Arena.ofShared();
+        this.segment = arena.allocate(size, 4096);
+    }
+
+    /** @return the block size in bytes */
+    public long size() {
+        return segment.byteSize();
+    }
+
+    /** Unmaps the block. Concurrent readers then get {@link IllegalStateException}. */
+    void free() {
+        arena.close();
+    }
+}

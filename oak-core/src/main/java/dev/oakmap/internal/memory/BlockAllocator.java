@@ -1,0 +1,263 @@
+package dev.oakmap.internal.memory;
+
+import dev.oakmap.OakOutOfMemoryException;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The off-heap allocator of one map: hands out 8-aligned slices of blocks taken from a
+ * {@link BlockPool}, and reuses freed slices.
+ *
+ * <p><b>Allocation.</b> New space comes from a bump pointer in the current block (one CAS). When
+ * the block is exhausted, a new one is taken from the pool, unless that would exceed the map's
+ * capacity, in which case {@link OakOutOfMemoryException} is thrown (after trying the free lists).
+ *
+ * <p><b>Reuse.</b> Freed slices go to exact-size free lists (sizes are multiples of 8), kept
+ * separately per {@link Kind}. A slice is never split or merged, and a slice freed as a value is
+ * only ever reused as a value. That keeps every value header at a fixed address for the life of
+ * the map, which the version check of the value managers relies on: a stale reference always
+ * finds a header (with a newer version), never somebody's payload.
+ *
+ * <p><b>Accounting.</b> {@link #reservedBytes()} (blocks held) and {@link #usedBytes()} (slices
+ * live) are maintained incrementally and cost a few loads to read.
+ */
+public final class BlockAllocator {
+
+    /** Which free lists a slice belongs to. */
+    public enum Kind { KEY, VALUE }
+
+    private static final int SMALL_CLASSES = 1 << 13; // exact lists for sizes up to 64 KiB
+
+    private final BlockPool pool;
+    private final long blockSize;
+    private final long capacity;
+    private final MemorySegment[] segments = new MemorySegment[Refs.MAX_BLOCK_ID + 1];
+    private final List<Block> owned = new ArrayList<>();
+    /** Exact-size free lists per kind, indexed by size / 8; created on the first free (keeps empty maps small). */
+    private final AtomicReferenceArray<AtomicReferenceArray<LongStack>> smallFree =
+            new AtomicReferenceArray<>(Kind.values().length);
+    private final List<Map<Long, LongStack>> largeFree = List.of(new HashMap<>(), new HashMap<>());
+    private final LongAdder used = new LongAdder();
+    private final AtomicLong reserved = new AtomicLong();
+    private volatile Region current;
+    private volatile boolean closed;
+
+    /** The part of a block being carved by the bump pointer: {@code [top, limit)}. */
+    private record Region(Block block, AtomicLong top, long limit) {}
+
+    /**
+     * @param pool where blocks come from
+     * @param blockSize bytes per block (at most {@link Refs#MAX_BLOCK_SIZE})
+     * @param capacity the most bytes of blocks this allocator may hold
+     */
+    public BlockAllocator(BlockPool pool, long blockSize, long capacity) {
+        if (blockSize < 4096 || blockSize > Refs.MAX_BLOCK_SIZE) {
+            throw new IllegalArgumentException("block size must be in [4096, " + Refs.MAX_BLOCK_SIZE + "]: " + blockSize);
+        }
+        if (capacity <= 0) {
+            throw new IllegalArgumentException("capacity must be positive: " + capacity);
+        }
+        this.pool = pool;
+        this.blockSize = Refs.align8(blockSize);
+        this.capacity = capacity;
+    }
+
+    /**
+     * Allocates {@code size} bytes (rounded up to 8) of the given kind.
+     *
+     * @return a reference with aux 0 whose slice is 8-aligned; reused slices keep their old bytes
+     * @throws OakOutOfMemoryException if the capacity is exhausted
+     */
+    public long allocate(long size, Kind kind) {
+        long bytes = Refs.align8(Math.max(size, 8));
+        long ref = popFree(bytes, kind);
+        if (ref == Refs.NULL) {
+            ref = bump(bytes);
+        }
+        used.add(bytes);
+        return ref;
+    }
+
+    /** Returns a slice of {@code size} bytes (the size it was allocated with) for reuse. */
+    public void free(long ref, long size, Kind kind) {
+        long bytes = Refs.align8(Math.max(size, 8));
+        long clean = Refs.withAux(ref, 0);
+        used.add(-bytes);
+        freeList(bytes, kind, true).push(clean);
+    }
+
+    /** @return the segment of the block that {@code ref} points into */
+    public MemorySegment segment(long ref) {
+        return segments[Refs.blockId(ref)];
+    }
+
+    /** @return the segment of block {@code blockId} */
+    public MemorySegment segmentOfBlock(int blockId) {
+        return segments[blockId];
+    }
+
+    /** @return bytes of blocks held from the pool */
+    public long reservedBytes() {
+        return reserved.get();
+    }
+
+    /** @return bytes of slices currently allocated and not freed */
+    public long usedBytes() {
+        return used.sum();
+    }
+
+    /** @return the configured capacity in bytes */
+    public long capacity() {
+        return capacity;
+    }
+
+    /** Gives every block back to the pool (unmapping it). Idempotent. */
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        current = null;
+        for (Block b : owned) {
+            pool.release(b);
+        }
+        owned.clear();
+        reserved.set(0);
+        smallFree.set(0, null); // let the heap metadata go with the memory
+        smallFree.set(1, null);
+        largeFree.forEach(m -> { synchronized (m) { m.clear(); } });
+    }
+
+    private long popFree(long bytes, Kind kind) {
+        LongStack list = freeList(bytes, kind, false);
+        return list == null ? Refs.NULL : list.pop();
+    }
+
+    private LongStack freeList(long bytes, Kind kind, boolean create) {
+        long cls = bytes >>> 3;
+        if (cls < SMALL_CLASSES) {
+            AtomicReferenceArray<LongStack> lists = smallLists(kind, create);
+            if (lists == null) {
+                return null;
+            }
+            LongStack s = lists.get((int) cls);
+            if (s == null && create) {
+                lists.compareAndSet((int) cls, null, new LongStack());
+                s = lists.get((int) cls);
+            }
+            return s;
+        }
+        Map<Long, LongStack> large = largeFree.get(kind.ordinal());
+        synchronized (large) {
+            LongStack s = large.get(bytes);
+            if (s == null && create) {
+                s = new LongStack();
+                large.put(bytes, s);
+            }
+            return s;
+        }
+    }
+
+    private AtomicReferenceArray<LongStack> smallLists(Kind kind, boolean create) {
+        AtomicReferenceArray<LongStack> lists = smallFree.get(kind.ordinal());
+        if (lists == null && create) {
+            smallFree.compareAndSet(kind.ordinal(), null, new AtomicReferenceArray<>(SMALL_CLASSES));
+            lists = smallFree.get(kind.ordinal());
+        }
+        return lists;
+    }
+
+    private long bump(long bytes) {
+        while (true) {
+            Region r = current;
+            if (r != null) {
+                long top = r.top.get();
+                long end = top + bytes;
+                if (end <= r.limit) {
+                    if (r.top.compareAndSet(top, end)) {
+                        return Refs.encode(r.block.id, top, 0);
+                    }
+                    continue;
+                }
+            }
+            newRegion(r, bytes);
+        }
+    }
+
+    private synchronized void newRegion(Region exhausted, long bytes) {
+        if (closed) {
+            throw new dev.oakmap.OakClosedException();
+        }
+        if (current != exhausted) {
+            return; // another thread already switched blocks
+        }
+        long room = capacity - reserved.get();
+        long size = Math.min(Math.max(blockSize, bytes), room & ~7L);
+        if (size < bytes) {
+            if (!salvage(bytes)) {
+                throw new OakOutOfMemoryException(capacity, bytes);
+            }
+            return;
+        }
+        if (size > Refs.MAX_BLOCK_SIZE) {
+            throw new IllegalArgumentException("a single slice of " + bytes + " bytes exceeds the largest block");
+        }
+        Block block = pool.allocate(size);
+        owned.add(block);
+        segments[block.id] = block.segment;
+        reserved.addAndGet(size);
+        current = new Region(block, new AtomicLong(), block.size());
+    }
+
+    /**
+     * At capacity, turns a free slice (of either kind, large enough for {@code bytes}) into the
+     * bump region, so space freed by removals serves any later allocation. A value slice keeps
+     * its first 8 bytes, the state word, as a permanent tombstone (it still says DELETED), so
+     * stale references to it keep failing their version check; only its interior is reused. No
+     * address inside a slice's interior was ever the start of a slice, so no stale reference can
+     * point there.
+     *
+     * @return true if a region was installed
+     */
+    private boolean salvage(long bytes) {
+        for (Kind kind : new Kind[] {Kind.VALUE, Kind.KEY}) {
+            long keep = kind == Kind.VALUE ? 8 : 0;
+            AtomicReferenceArray<LongStack> lists = smallLists(kind, false);
+            for (int cls = lists == null ? 0 : SMALL_CLASSES - 1; cls > 0 && (long) cls * 8 >= bytes + keep; cls--) {
+                LongStack list = lists.get(cls);
+                long ref = list == null ? Refs.NULL : list.pop();
+                if (ref != Refs.NULL) {
+                    installSalvaged(ref, (long) cls * 8, keep);
+                    return true;
+                }
+            }
+            Map<Long, LongStack> large = largeFree.get(kind.ordinal());
+            synchronized (large) {
+                for (Map.Entry<Long, LongStack> e : large.entrySet()) {
+                    if (e.getKey() >= bytes + keep) {
+                        long ref = e.getValue().pop();
+                        if (ref != Refs.NULL) {
+                            installSalvaged(ref, e.getKey(), keep);
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
+    private void installSalvaged(long ref, long size, long keep) {
+        used.add(keep); // the tombstone stays in use; the rest is counted as it is carved
+        Block block = pool.block(Refs.blockId(ref));
+        long start = Refs.offset(ref) + keep;
+        current = new Region(block, new AtomicLong(start), Refs.offset(ref) + size);
+    }
+}

@@ -1,0 +1,71 @@
+package dev.oakmap.internal.memory;
+
+/**
+ * Packing of an off-heap slice address into one {@code long}, so that on-heap metadata is
+ * primitive arrays rather than objects.
+ *
+ * <pre>
+ *  63          52 51                     28 27                        0
+ * +--------------+-------------------------+---------------------------+
+ * | block id (12)| offset / 8 (24)         | aux (28)                  |
+ * +--------------+-------------------------+---------------------------+
+ * </pre>
+ *
+ * Block ids start at 1, so a valid reference is never {@link #NULL} (0). Offsets are 8-byte
+ * aligned, which is what lets headers be CASed without ever straddling a cache line, and bounds
+ * a block at {@link #MAX_BLOCK_SIZE}. The aux field holds a key's length, or a value's version
+ * (see the value managers in {@code dev.oakmap.internal.reclaim}).
+ */
+public final class Refs {
+    private Refs() {}
+
+    /** The reference that points nowhere. */
+    public static final long NULL = 0L;
+
+    static final int AUX_BITS = 28;
+    static final int OFFSET_BITS = 24;
+    static final int BLOCK_BITS = 12;
+
+    /** Largest value of the aux field. */
+    public static final int MAX_AUX = (1 << AUX_BITS) - 1;
+    /** Largest block id; ids run from 1 to this. */
+    public static final int MAX_BLOCK_ID = (1 << BLOCK_BITS) - 1;
+    /** Largest block size, in bytes. */
+    public static final long MAX_BLOCK_SIZE = (1L << OFFSET_BITS) * 8;
+
+    /** Builds a reference; {@code offset} must be 8-aligned and all fields in range. */
+    public static long encode(int blockId, long offset, int aux) {
+        assert blockId > 0 && blockId <= MAX_BLOCK_ID : blockId;
+        assert (offset & 7) == 0 && offset >= 0 && offset < MAX_BLOCK_SIZE : offset;
+        assert aux >= 0 && aux <= MAX_AUX : aux;
+        return ((long) blockId << (OFFSET_BITS + AUX_BITS))
+                | ((offset >>> 3) << AUX_BITS)
+                | aux;
+    }
+
+    /** @return the block id of {@code ref} */
+    public static int blockId(long ref) {
+        return (int) (ref >>> (OFFSET_BITS + AUX_BITS));
+    }
+
+    /** @return the byte offset of {@code ref} inside its block */
+    public static long offset(long ref) {
+        return ((ref >>> AUX_BITS) & ((1L << OFFSET_BITS) - 1)) << 3;
+    }
+
+    /** @return the aux field of {@code ref} */
+    public static int aux(long ref) {
+        return (int) (ref & MAX_AUX);
+    }
+
+    /** @return {@code ref} with its aux field replaced */
+    public static long withAux(long ref, int aux) {
+        assert aux >= 0 && aux <= MAX_AUX : aux;
+        return (ref & ~(long) MAX_AUX) | aux;
+    }
+
+    /** Rounds a size up to the 8-byte allocation granule. */
+    public static long align8(long size) {
+        return (size + 7) & ~7L;
+    }
+}
