@@ -114,6 +114,7 @@ public final class Cursor<K, V> {
             }
             int ei = nextEi;
             nextEi = chunk.nextEntry(ei);
+            prefetch(nextEi);
             long k = chunk.keyRef(ei);
             if (hi != null) {
                 int c = chunk.compareAt(hi, hiPrefix, ei, keys);
@@ -195,6 +196,9 @@ public final class Cursor<K, V> {
                 continue;
             }
             int ei = stack[--stackSize];
+            if (stackSize > 1) {
+                prefetchEntry(stack[stackSize - 2]);
+            }
             long k = chunk.keyRef(ei);
             if (lo != null) {
                 int c = chunk.compareAt(lo, loPrefix, ei, keys);
@@ -284,6 +288,25 @@ public final class Cursor<K, V> {
         }
         seekDescending(p, bound, false);
         return true;
+    }
+
+    /** Written by prefetches so the JIT keeps their loads; never read for its value. */
+    private long prefetchSink;
+
+    /** Starts loading the value header two entries after {@code ei} (ascending). */
+    private void prefetch(int ei) {
+        if (ei != Chunk.NONE) {
+            prefetchEntry(chunk.nextEntry(ei));
+        }
+    }
+
+    private void prefetchEntry(int ei) {
+        if (ei != Chunk.NONE) {
+            long v = chunk.valueRef(ei);
+            if (v != Refs.NULL) {
+                prefetchSink += map.values().touch(v);
+            }
+        }
     }
 
     /** Returned by {@link #liveValue} when the chunk was replaced and the key must be looked up again. */

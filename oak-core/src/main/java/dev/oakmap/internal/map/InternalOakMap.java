@@ -99,10 +99,11 @@ public final class InternalOakMap<K, V> {
     public V get(K key) {
         checkOpen();
         Objects.requireNonNull(key, "key");
+        long kp = keys.prefix(key);
         try {
             while (true) {
-                Chunk c = locate(key);
-                int ei = c.lookUp(key, keys.prefix(key), keys);
+                Chunk c = locate(key, kp);
+                int ei = c.lookUp(key, kp, keys);
                 if (ei == Chunk.NONE) {
                     return null;
                 }
@@ -136,10 +137,11 @@ public final class InternalOakMap<K, V> {
     private long liveRef(K key) {
         checkOpen();
         Objects.requireNonNull(key, "key");
+        long kp = keys.prefix(key);
         try {
             while (true) {
-                Chunk c = locate(key);
-                int ei = c.lookUp(key, keys.prefix(key), keys);
+                Chunk c = locate(key, kp);
+                int ei = c.lookUp(key, kp, keys);
                 if (ei == Chunk.NONE) {
                     return Refs.NULL;
                 }
@@ -165,13 +167,14 @@ public final class InternalOakMap<K, V> {
     public V put(K key, V value, boolean returnOld) {
         checkOpen();
         Objects.requireNonNull(key, "key");
+        long kp = keys.prefix(key);
         Objects.requireNonNull(value, "value");
         long fresh = Refs.NULL;
         try {
             fresh = prepareValue(value);
             while (true) {
-                Chunk c = locate(key);
-                int ei = entryFor(c, key);
+                Chunk c = locate(key, kp);
+                int ei = entryFor(c, key, kp);
                 if (ei < 0) {
                     continue;
                 }
@@ -229,12 +232,13 @@ public final class InternalOakMap<K, V> {
     private Object doPutIfAbsent(K key, V value, boolean wantValue) {
         checkOpen();
         Objects.requireNonNull(key, "key");
+        long kp = keys.prefix(key);
         Objects.requireNonNull(value, "value");
         long fresh = Refs.NULL;
         try {
             while (true) {
-                Chunk c = locate(key);
-                int ei = entryFor(c, key);
+                Chunk c = locate(key, kp);
+                int ei = entryFor(c, key, kp);
                 if (ei < 0) {
                     continue;
                 }
@@ -272,13 +276,14 @@ public final class InternalOakMap<K, V> {
     public boolean putIfAbsentComputeIfPresent(K key, V value, Consumer<OakScopedWriteBuffer> computer) {
         checkOpen();
         Objects.requireNonNull(key, "key");
+        long kp = keys.prefix(key);
         Objects.requireNonNull(value, "value");
         Objects.requireNonNull(computer, "computer");
         long fresh = Refs.NULL;
         try {
             while (true) {
-                Chunk c = locate(key);
-                int ei = entryFor(c, key);
+                Chunk c = locate(key, kp);
+                int ei = entryFor(c, key, kp);
                 if (ei < 0) {
                     continue;
                 }
@@ -311,11 +316,12 @@ public final class InternalOakMap<K, V> {
     public boolean computeIfPresentZc(K key, Consumer<OakScopedWriteBuffer> computer) {
         checkOpen();
         Objects.requireNonNull(key, "key");
+        long kp = keys.prefix(key);
         Objects.requireNonNull(computer, "computer");
         try {
             while (true) {
-                Chunk c = locate(key);
-                int ei = c.lookUp(key, keys.prefix(key), keys);
+                Chunk c = locate(key, kp);
+                int ei = c.lookUp(key, kp, keys);
                 if (ei == Chunk.NONE) {
                     return false;
                 }
@@ -373,10 +379,11 @@ public final class InternalOakMap<K, V> {
     private Object doRemove(K key, Object expected, boolean wantOld) {
         checkOpen();
         Objects.requireNonNull(key, "key");
+        long kp = keys.prefix(key);
         try {
             while (true) {
-                Chunk c = locate(key);
-                int ei = c.lookUp(key, keys.prefix(key), keys);
+                Chunk c = locate(key, kp);
+                int ei = c.lookUp(key, kp, keys);
                 if (ei == Chunk.NONE) {
                     return GONE_RESULT;
                 }
@@ -486,10 +493,11 @@ public final class InternalOakMap<K, V> {
                      BiFunction<? super K, ? super V, ? extends V> ifAbsent, boolean createEntry, boolean returnOld) {
         checkOpen();
         Objects.requireNonNull(key, "key");
+        long kp = keys.prefix(key);
         try {
             while (true) {
-                Chunk c = locate(key);
-                int ei = createEntry ? entryFor(c, key) : c.lookUp(key, keys.prefix(key), keys);
+                Chunk c = locate(key, kp);
+                int ei = createEntry ? entryFor(c, key, kp) : c.lookUp(key, kp, keys);
                 if (ei < 0) {
                     continue;
                 }
@@ -592,8 +600,12 @@ public final class InternalOakMap<K, V> {
 
     /** @return the chunk currently holding {@code key}'s range (waits out a finishing rebalance) */
     Chunk locate(K key) {
+        return locate(key, keys.prefix(key));
+    }
+
+    private Chunk locate(K key, long kp) {
         while (true) {
-            Chunk c = index.find(key, keys.prefix(key), keys);
+            Chunk c = index.find(key, kp, keys);
             if (!c.isReleased()) {
                 return c;
             }
@@ -605,8 +617,7 @@ public final class InternalOakMap<K, V> {
      * @return the linked entry for {@code key} in {@code c}, creating and linking one if needed,
      *     or -1 if the chunk is full or frozen (after helping or waiting for its rebalance)
      */
-    private int entryFor(Chunk c, K key) {
-        long kp = keys.prefix(key);
+    private int entryFor(Chunk c, K key, long kp) {
         int ei = c.lookUp(key, kp, keys);
         if (ei != Chunk.NONE) {
             return ei;

@@ -134,10 +134,18 @@ final class Rebalancer {
         index.replace(engaged, replacements);
     }
 
+    /**
+     * Copies the entries of frozen chunk {@code c} that hold a value. Value headers (one off-heap
+     * read each) are checked only if removals were counted in {@code c}: otherwise every value
+     * reference it holds is live, except, rarely, one removed through the chunk {@code c} was
+     * copied from, which is harmless (a dead reference reads as absent and is dropped by a later
+     * compaction). This keeps ingestion-only rebalances off the value slices entirely.
+     */
     private void copyLive(Chunk c, Entries out) {
+        boolean check = c.removals() > 0;
         for (int ei = c.nextEntry(Chunk.NONE); ei != Chunk.NONE; ei = c.nextEntry(ei)) {
             long v = c.valueRef(ei);
-            if (v != Refs.NULL && values.isLive(v)) {
+            if (v != Refs.NULL && (!check || values.isLive(v))) {
                 out.add(c.keyRef(ei), c.prefix(ei), v);
             }
         }

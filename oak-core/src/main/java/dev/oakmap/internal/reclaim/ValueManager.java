@@ -144,6 +144,16 @@ public final class ValueManager {
         return (state & ~SEQ_MASK) | ((state + 1) & SEQ_MASK);
     }
 
+    /**
+     * Reads the state word with no ordering, only to bring its cache line in early: scans call
+     * this a few entries ahead so that the misses of consecutive values overlap.
+     *
+     * @return the state word (meaningless to the caller)
+     */
+    public long touch(long ref) {
+        return allocator.segment(ref).get(ValueLayout.JAVA_LONG, Refs.offset(ref));
+    }
+
     /** @return true if {@code ref} is live right now (a snapshot; ignores writers) */
     public boolean isLive(long ref) {
         return liveFor((long) STATE.getAcquire(allocator.segment(ref), Refs.offset(ref)), ref);
