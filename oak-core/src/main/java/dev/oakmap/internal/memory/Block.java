@@ -5,7 +5,8 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * One large off-heap region, owned by its own shared {@link Arena} so that it can be unmapped
- * (returned to the operating system) on its own. Every access to it goes through
+ * (returned to the operating system) on its own. Mapped with huge-page advice where native
+ * access is enabled ({@link NativeMemory}), else allocated by the arena. Every access to it goes through
  * {@link #segment}, which is bounds-checked: a bad offset is an exception, never a crash, and an
  * access after the block was freed fails with {@link IllegalStateException}.
  */
@@ -19,7 +20,8 @@ public final class Block {
     Block(int id, long size) {
         this.id = id;
         this.arena = Arena.ofShared();
-        this.segment = arena.allocate(size, 4096);
+        MemorySegment mapped = NativeMemory.map(size, arena);
+        this.segment = mapped != null ? mapped : arena.allocate(size, 4096);
     }
 
     /** @return the block size in bytes */

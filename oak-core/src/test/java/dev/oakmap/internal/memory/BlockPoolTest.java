@@ -1,0 +1,81 @@
+package dev.oakmap.internal.memory;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+
+import java.io.IOException;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class BlockPoolTest {
+
+    static long rssBytes() throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (line.startsWith("VmRSS:")) {
+                return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+            }
+        }
+        throw new IllegalStateException("no VmRSS");
+    }
+
+    @Test
+    @EnabledOnOs(OS.LINUX)
+    void releasedBlocksGoBackToTheOperatingSystem() throws IOException {
+        assertTrue(NativeMemory.available(), "tests run with native access: blocks should be mmapped");
+        BlockPool pool = new BlockPool();
+        long size = 128L << 20;
+        long rss0 = rssBytes();
+        Block b = pool.allocate(size);
+        assertEquals(size, pool.reservedBytes());
+        for (long off = 0; off < size; off += 4096) {
+            b.segment.set(ValueLayout.JAVA_LONG, off, off); // touch every page
+        }
+        long rss1 = rssBytes();
+        assertTrue(rss1 - rss0 > size * 9 / 10, "pages were committed: " + (rss1 - rss0));
+        pool.release(b);
+        long rss2 = rssBytes();
+        assertEquals(0, pool.reservedBytes());
+        assertTrue(rss1 - rss2 > size * 9 / 10, "pages were returned: " + (rss1 - rss2));
+        assertThrows(IllegalStateException.class, () -> b.segment.get(ValueLayout.JAVA_LONG, 0),
+                "a released block is never read (no crash: an exception)");
+    }
+
+    @Test
+    void blockAccessIsBoundsChecked() {
+        BlockPool pool = new BlockPool();
+        Block b = pool.allocate(1 << 16);
+        try {
+            assertThrows(IndexOutOfBoundsException.class, () -> b.segment.get(ValueLayout.JAVA_LONG, 1 << 16));
+            assertEquals(0L, b.segment.get(ValueLayout.JAVA_LONG, 8), "fresh memory reads as zero");
+        } finally {
+            pool.release(b);
+        }
+    }
+
+    @Test
+    void allocatorThrowsAtCapacityAndReusesFreedSpace() {
+        BlockPool pool = new BlockPool();
+        BlockAllocator a = new BlockAllocator(pool, 4096, 8192);
+        try {
+            long first = a.allocate(4000, BlockAllocator.Kind.VALUE);
+            a.allocate(4000, BlockAllocator.Kind.VALUE);
+            var e = assertThrows(dev.oakmap.OakOutOfMemoryException.class, () -> a.allocate(4000, BlockAllocator.Kind.VALUE));
+            assertEquals(8192, e.capacity());
+            a.free(first, 4000, BlockAllocator.Kind.VALUE);
+            assertEquals(first, a.allocate(4000, BlockAllocator.Kind.VALUE), "exact-size reuse");
+            a.free(first, 4000, BlockAllocator.Kind.VALUE);
+            long key = a.allocate(100, BlockAllocator.Kind.KEY); // salvaged from the freed value slice
+            assertEquals(Refs.blockId(first), Refs.blockId(key));
+            assertEquals(Refs.offset(first) + 8, Refs.offset(key), "the value's state word stays a tombstone");
+        } finally {
+            a.close();
+        }
+        assertEquals(0, pool.reservedBytes());
+    }
+}
