@@ -9,7 +9,11 @@ import java.util.function.Function;
  * thread updates the mapping in place, later reads see the update. Each individual getter is
  * atomic with respect to updates; to read several fields consistently, use
  * {@link #transform(Function)}. Once the mapping is removed, every read throws
- * {@link DeletedMemoryAccessException}, even if the memory has since been reused.
+ * {@link DeletedMemoryAccessException}, even if the memory has since been reused. The same
+ * happens if the value is replaced by one that needs a slice of another size (a legacy
+ * {@code put}, {@code compute} or {@code merge} with a longer or much shorter serialized form):
+ * the view then refers to the old slice, which is released; get a new view. Zero-copy updates
+ * never change the size, so views follow them.
  *
  * <p>Keys never change, so a key view always reads the same bytes while its mapping exists.
  */
