@@ -49,7 +49,13 @@ import java.util.function.Supplier;
  *
  * <h2>Atomicity</h2>
  *
- * All point operations are linearizable. Unlike {@code ConcurrentSkipListMap},
+ * All operations on a given key ({@code get}, {@code put}, {@code remove}, the {@code compute}
+ * family, {@code replace}, ...) are linearizable. Navigation queries ({@code firstKey},
+ * {@code lastKey}, {@code lower/floor/ceiling/higher}, {@code pollFirst/LastEntry}) search like a
+ * scan and give the scan guarantee below: the key they return was present during the call, and a
+ * key present throughout the call is not skipped, but keys inserted or removed concurrently may or
+ * may not be seen (a Lincheck model check found such a history, so we do not claim more). Unlike
+ * {@code ConcurrentSkipListMap},
  * {@link #compute}, {@link #computeIfAbsent}, {@link #computeIfPresent} and {@link #merge} are
  * performed atomically: the function runs while the value's lock is held, so no other update of
  * the same key interleaves with it. The function may nevertheless be invoked more than once
@@ -431,13 +437,20 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
      * <p>Atomic: see the class documentation for when {@code mappingFunction} may be invoked more
      * than once. It must not access this map.
      *
-     * @throws IllegalArgumentException if {@code key} is outside this view's range
+     * @throws IllegalArgumentException if {@code key} is outside this view's range and the
+     *     function returns a value (as in {@code ConcurrentSkipListMap}'s sub-maps, an out-of-range
+     *     key is absent: the function is called, and a null result is simply returned)
      */
     @Override
     public V computeIfAbsent(K key, Function<? super K, ? extends V> mappingFunction) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(mappingFunction, "mappingFunction");
-        checkInRange(key);
+        if (!inRange(key)) {
+            if (mappingFunction.apply(key) == null) {
+                return null;
+            }
+            checkInRange(key);
+        }
         return internal.computeIfAbsent(key, mappingFunction);
     }
 

@@ -89,6 +89,14 @@ public final class KeyOps<K> {
         allocator.free(keyRef, Refs.aux(keyRef), BlockAllocator.Kind.KEY);
     }
 
+    /**
+     * Reads the first byte of a key with no ordering, only to bring its cache line in early
+     * (scan lookahead). @return the byte, meaningless to the caller
+     */
+    public byte touch(long keyRef) {
+        return allocator.segment(keyRef).get(java.lang.foreign.ValueLayout.JAVA_BYTE, Refs.offset(keyRef));
+    }
+
     /** @return a deserialized copy of the key */
     public K read(long keyRef) {
         return Codec.read(serializer, allocator.segment(keyRef), Refs.offset(keyRef), Refs.aux(keyRef));

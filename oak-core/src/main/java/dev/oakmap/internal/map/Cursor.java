@@ -293,7 +293,7 @@ public final class Cursor<K, V> {
     /** Written by prefetches so the JIT keeps their loads; never read for its value. */
     private long prefetchSink;
 
-    /** Starts loading the value header two entries after {@code ei} (ascending). */
+    /** Starts loading the key and value header two entries after {@code ei} (ascending). */
     private void prefetch(int ei) {
         if (ei != Chunk.NONE) {
             prefetchEntry(chunk.nextEntry(ei));
@@ -304,7 +304,7 @@ public final class Cursor<K, V> {
         if (ei != Chunk.NONE) {
             long v = chunk.valueRef(ei);
             if (v != Refs.NULL) {
-                prefetchSink += map.values().touch(v);
+                prefetchSink += map.values().touch(v) + keys.touch(chunk.keyRef(ei));
             }
         }
     }
