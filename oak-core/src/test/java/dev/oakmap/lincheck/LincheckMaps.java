@@ -1,0 +1,79 @@
+package dev.oakmap.lincheck;
+
+import dev.oakmap.OakMap;
+import dev.oakmap.OakMapBuilder;
+import dev.oakmap.OakScopedWriteBuffer;
+import dev.oakmap.common.OakCommonTypes;
+
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Helpers shared by the Lincheck tests: the map under test, and the bookkeeping that keeps the
+ * thousands of maps Lincheck creates (one per invocation) from leaking off-heap blocks.
+ *
+ * <p>Lincheck builds a fresh test instance for every invocation and offers no per-invocation
+ * tear-down. Invocations of one test run one after the other, so each new instance closes the map
+ * of the previous one ({@link #open}); the test closes the last one ({@link #closeLast}). Without
+ * that, the 4095 process-wide block ids would run out after as many invocations.
+ */
+final class LincheckMaps {
+
+    private LincheckMaps() {
+    }
+
+    /** The smallest chunk the builder allows: a chunk of 4 splits on its 3rd or 4th key. */
+    static final int CHUNK = 4;
+
+    private static final AtomicReference<OakMap<Integer, Long>> LAST = new AtomicReference<>();
+    /** Maps created since the last {@link #resetCount()}: one per invocation (plus replays). */
+    private static final AtomicLong CREATED = new AtomicLong();
+
+    /** A new tiny-chunk Integer to Long map; closes the map of the previous invocation. */
+    static OakMap<Integer, Long> open() {
+        OakMap<Integer, Long> map = new OakMapBuilder<>(OakCommonTypes.INTEGER_SERIALIZER,
+                OakCommonTypes.LONG_SERIALIZER, OakCommonTypes.INTEGER_COMPARATOR)
+                .chunkCapacity(CHUNK)
+                .blockSize(4096)
+                .memoryCapacity(1L << 20)
+                .build();
+        CREATED.incrementAndGet();
+        OakMap<Integer, Long> previous = LAST.getAndSet(map);
+        if (previous != null) {
+            previous.close();
+        }
+        return map;
+    }
+
+    static void closeLast() {
+        OakMap<Integer, Long> previous = LAST.getAndSet(null);
+        if (previous != null) {
+            previous.close();
+        }
+    }
+
+    static void resetCount() {
+        CREATED.set(0);
+    }
+
+    static long count() {
+        return CREATED.get();
+    }
+
+    /** The in-place increment used by the zero-copy operations: value + 1, on the off-heap bytes. */
+    static void increment(OakScopedWriteBuffer b) {
+        long v = OakCommonTypes.LONG_SERIALIZER.deserialize(b);
+        OakCommonTypes.LONG_SERIALIZER.serialize(v + 1, b);
+    }
+
+    /** @return the multiplier of Lincheck iterations from {@code oak.lincheck.scale} (default 1) */
+    static int scale() {
+        return Math.max(1, Integer.getInteger("oak.lincheck.scale", 1));
+    }
+
+    /** Prints what a check covered, for the CI log. */
+    static void report(String test, int iterations, long invocations) {
+        System.out.printf("[lincheck] %s: %d scenarios, %d invocations (maps created)%n", test, iterations,
+                invocations);
+    }
+}
