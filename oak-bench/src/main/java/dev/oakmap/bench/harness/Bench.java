@@ -1,0 +1,312 @@
+package dev.oakmap.bench.harness;
+
+import org.knowm.xchart.XYChart;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The benchmark harness, in the style of synchrobench: compares maps (through {@link BenchMap}
+ * adapters, see {@link MapKind}) on the workloads of the Oak papers ({@link Workload}), with the
+ * papers' methodology ({@link PointRunner}): an ingestion stage, then a sustained-rate stage on N
+ * worker threads for a fixed time, warm-up excluded; each run in a fresh JVM (a child process of
+ * the same JDK); repetitions summarized as median and min/max.
+ *
+ * <p>Output, in {@code --out}: {@code results.csv} (one row per run, written as the runs finish),
+ * {@code report.md} (medians, ratios to the baseline measured in the same invocation, memory per
+ * pair), PNG charts (XChart), and {@code logs/} with each child JVM's output.
+ *
+ * <p>Run {@code bin/bench --help} for the options; {@code bin/bench --preset quick} runs every
+ * workload at a small scale in a few minutes.
+ */
+public final class Bench {
+
+    private Bench() {
+    }
+
+    /** Command-line entry point; exits with 0, 1 (some runs failed) or 2 (bad arguments). */
+    public static void main(String[] args) throws Exception {
+        Locale.setDefault(Locale.ROOT);
+        System.setProperty("java.awt.headless", "true");
+        for (String a : args) {
+            if (a.equals("--help") || a.equals("-h")) {
+                System.out.print(Options.USAGE);
+                return;
+            }
+        }
+        Options o;
+        try {
+            o = Options.parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("error: " + e.getMessage());
+            System.err.print(Options.USAGE);
+            System.exit(2);
+            return;
+        }
+        if (o.child) {
+            System.exit(runChild(o));
+        }
+        Outcome r = run(o, String.join(" ", args));
+        System.exit(r.failures() == 0 ? 0 : 1);
+    }
+
+    /** What an invocation left behind. */
+    public record Outcome(Path dir, Path csv, Path report, List<Path> charts, int runs, int failures) {
+    }
+
+    /**
+     * Runs the harness as the command line would.
+     *
+     * @param args the command-line arguments
+     * @return where the results went
+     */
+    public static Outcome run(String... args) throws IOException, InterruptedException {
+        return run(Options.parse(args), String.join(" ", args));
+    }
+
+    // ------------------------------------------------------------------------------ child
+
+    /** Prefix of the result lines a child prints on its standard output. */
+    static final String RESULT_PREFIX = "@@result ";
+
+    private static int runChild(Options o) {
+        try {
+            Map<String, String> r = PointRunner.run(o, o.maps.get(0), o.workloads.get(0), o.threads[0], o.rep,
+                    o.offheap, System.out);
+            for (Map.Entry<String, String> e : r.entrySet()) {
+                System.out.println(RESULT_PREFIX + e.getKey() + "=" + e.getValue().replace('\n', ' '));
+            }
+            System.out.flush();
+            return 0;
+        } catch (Throwable e) {
+            e.printStackTrace(System.out);
+            System.out.println(RESULT_PREFIX + "error=" + String.valueOf(e).replace('\n', ' '));
+            System.out.flush();
+            return 1;
+        }
+    }
+
+    // ------------------------------------------------------------------------------ parent
+
+    /** One run of the plan. */
+    record Point(MapKind map, Workload workload, int threads, int rep) {
+    }
+
+    /**
+     * The runs, repetition by repetition, and within one workload and thread count the maps one after
+     * another, so that slow drift of the machine hits every map alike. A workload that a map runs
+     * as another (same operation) or not at all is planned once or skipped.
+     */
+    static List<Point> plan(Options o) {
+        List<Point> p = new ArrayList<>();
+        Set<String> seen = new LinkedHashSet<>();
+        for (int rep = 1; rep <= o.reps; rep++) {
+            for (Workload w : o.workloads) {
+                for (int t : o.threads) {
+                    for (MapKind m : o.maps) {
+                        Workload actual = m.runAs().apply(w);
+                        if (actual != null && seen.add(m.name() + "/" + actual.id + "/" + t + "/" + rep)) {
+                            p.add(new Point(m, actual, t, rep));
+                        }
+                    }
+                }
+            }
+        }
+        return p;
+    }
+
+    /** A guess of a run's seconds, before any has finished. */
+    private static double estimate(Options o, Point p) {
+        double ingest = o.ingestedPairs() / 150_000.0;
+        double fixed = o.fork ? 2.0 : 0.5;
+        return fixed + ingest + o.warmup + (p.workload() == Workload.INGEST ? 0 : o.duration);
+    }
+
+    static Outcome run(Options o, String commandLine) throws IOException, InterruptedException {
+        PrintStream log = System.err;
+        List<Point> plan = plan(o);
+        String started = LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME).substring(0, 19);
+        String commit = Machine.gitCommit();
+        String machine = String.format(Locale.ROOT, "%s, %d cpus, %s RAM, %s", Machine.cpuModel(), Machine.nproc(),
+                Options.size(Machine.memTotalBytes()), Machine.os());
+        double total = plan.stream().mapToDouble(p -> estimate(o, p)).sum();
+
+        log.printf("Oak bench: %d runs (%d maps x %d workloads x threads %s x %d reps, less shared/unsupported)%n",
+                plan.size(), o.maps.size(), o.workloads.size(), java.util.Arrays.toString(o.threads), o.reps);
+        log.printf("keys %,d (%,d pairs ingested), %d B keys, %d B values, %s, %.1f s after %.1f s warm-up%n",
+                o.keys, o.ingestedPairs(), o.keySize, o.valueSize, o.distribution, o.duration, o.warmup);
+        for (MapKind m : o.maps) {
+            Options.Budget b = o.budget(m);
+            log.printf("  %-11s heap %s%s%n", m.name(), Options.size(b.heap()),
+                    b.offHeap() > 0 ? ", off-heap " + Options.size(b.offHeap()) : "");
+        }
+        long maxBudget = o.maps.stream().mapToLong(m -> o.budget(m).heap() + o.budget(m).offHeap()).max().orElse(0);
+        if (Machine.memTotalBytes() > 0 && maxBudget > Machine.memTotalBytes() * 0.8) {
+            log.printf("warning: a run's budget (%s) exceeds 80%% of this machine's RAM (%s)%n",
+                    Options.size(maxBudget), Options.size(Machine.memTotalBytes()));
+        }
+        log.printf("machine: %s; commit %s%n", machine, commit);
+        log.printf("estimated time: %s; output: %s%n", hms(total), o.out.toAbsolutePath());
+        if (o.dryRun) {
+            for (Point p : plan) {
+                log.printf("  %s %s t=%d rep %d%n", p.map().name(), p.workload().id, p.threads(), p.rep());
+            }
+            return new Outcome(o.out, null, null, List.of(), 0, 0);
+        }
+
+        Path logs = Files.createDirectories(o.out.resolve("logs"));
+        try (var old = Files.newDirectoryStream(logs, "*.log")) {
+            for (Path f : old) {
+                Files.delete(f); // an earlier invocation's, into the same --out
+            }
+        }
+        Path csv = o.out.resolve("results.csv");
+        Files.deleteIfExists(csv);
+        Results res = new Results();
+        long t0 = System.nanoTime();
+        double estimatedDone = 0;
+        int failures = 0;
+        for (int i = 0; i < plan.size(); i++) {
+            Point p = plan.get(i);
+            long r0 = System.nanoTime();
+            Map<String, String> row = Results.newRow();
+            row.put("timestamp", LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME).substring(0, 19));
+            row.put("map", p.map().name());
+            row.put("workload", p.workload().id);
+            row.put("threads", Integer.toString(p.threads()));
+            row.put("rep", Integer.toString(p.rep()));
+            row.put("keys", Integer.toString(o.keys));
+            row.put("key_size", Integer.toString(o.keySize));
+            row.put("value_size", Integer.toString(o.valueSize));
+            row.put("distribution", o.distribution.equals("zipf") ? "zipf-" + o.zipfTheta : "uniform");
+            row.put("duration_s", Double.toString(o.duration));
+            row.put("warmup_s", Double.toString(o.warmup));
+            row.put("scan", Integer.toString(Math.min(o.scan, o.ingestedPairs())));
+            Options.Budget b = o.budget(p.map());
+            row.put("heap_budget_bytes", Long.toString(o.fork ? b.heap() : Runtime.getRuntime().maxMemory()));
+            row.put("offheap_budget_bytes", Long.toString(b.offHeap()));
+            row.put("nproc", Integer.toString(Machine.nproc()));
+            row.put("cpu_model", Machine.cpuModel());
+            row.put("git_commit", commit);
+            row.put("map_version", p.map().version());
+            Map<String, String> measured;
+            String name = String.format(Locale.ROOT, "%04d-%s-%s-t%d-r%d", i + 1, p.map().name(), p.workload().id,
+                    p.threads(), p.rep());
+            if (o.fork) {
+                measured = fork(o, p, b, o.out.resolve("logs").resolve(name + ".log"));
+            } else {
+                measured = inProcess(o, p, b, log);
+            }
+            row.putAll(measured);
+            boolean ok = !measured.containsKey("error") && measured.containsKey("ops_per_s");
+            row.put("status", ok ? "ok" : "error");
+            double wall = (System.nanoTime() - r0) / 1e9;
+            row.put("wall_s", String.format(Locale.ROOT, "%.2f", wall));
+            res.add(row, csv);
+            if (!ok) {
+                failures++;
+            }
+
+            estimatedDone += estimate(o, p);
+            double elapsed = (System.nanoTime() - t0) / 1e9;
+            double remainingEstimate = total - estimatedDone;
+            double left = remainingEstimate * (elapsed / estimatedDone);
+            log.printf(Locale.ROOT, "[%d/%d] %-10s %-16s t=%d rep %d: %s (%.1f s) | elapsed %s, about %s left%n",
+                    i + 1, plan.size(), p.map().name(), p.workload().id, p.threads(), p.rep(),
+                    ok ? Report.human(Results.parse(row.get("ops_per_s"))) + " ops/s"
+                            : "FAILED: " + row.get("error"),
+                    wall, hms(elapsed), hms(left));
+        }
+
+        Path charts = o.out;
+        List<Charts.Written> written = Charts.write(charts, res, o);
+        Path report = o.out.resolve("report.md");
+        String finished = LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE_TIME).substring(0, 19);
+        Report.write(report, res, o, new Report.Context("bin/bench " + commandLine, machine, Machine.jvm(), commit,
+                started, finished, (System.nanoTime() - t0) / 1e9,
+                "XChart " + Machine.libraryVersion(XYChart.class)), written);
+        List<Path> pngs = written.stream().map(w -> o.out.resolve(w.file())).toList();
+        log.printf("done: %d runs, %d failed%n  CSV     %s%n  report  %s%n  charts  %s%n", plan.size(), failures,
+                csv.toAbsolutePath(), report.toAbsolutePath(),
+                String.join(", ", written.stream().map(Charts.Written::file).toList()));
+        return new Outcome(o.out, csv, report, pngs, plan.size(), failures);
+    }
+
+    /** Runs a point in a fresh JVM of the same JDK; its output goes to {@code logFile}. */
+    private static Map<String, String> fork(Options o, Point p, Options.Budget b, Path logFile)
+            throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-Xms" + Options.jvmSize(b.heap()));
+        cmd.add("-Xmx" + Options.jvmSize(b.heap()));
+        if (b.maxDirect() > 0) {
+            cmd.add("-XX:MaxDirectMemorySize=" + Options.jvmSize(b.maxDirect()));
+        }
+        cmd.add("--enable-native-access=ALL-UNNAMED");
+        cmd.add("-Djava.awt.headless=true");
+        cmd.addAll(o.jvmArgs);
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(Bench.class.getName());
+        cmd.addAll(o.childArgs(p.map(), p.workload(), p.threads(), p.rep()));
+        Files.writeString(logFile, String.join(" ", cmd) + "\n", StandardCharsets.UTF_8);
+        Process proc = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile())).start();
+        double limit = 120 + 3 * (o.warmup + o.duration) + o.ingestedPairs() / 10_000.0;
+        boolean finished = proc.waitFor((long) limit, TimeUnit.SECONDS);
+        Map<String, String> r = new LinkedHashMap<>();
+        if (!finished) {
+            proc.destroyForcibly();
+            proc.waitFor();
+            r.put("error", String.format(Locale.ROOT, "timed out after %.0f s (see %s)", limit, logFile.getFileName()));
+            return r;
+        }
+        String lastLine = "";
+        for (String line : Files.readAllLines(logFile, StandardCharsets.UTF_8)) {
+            if (line.startsWith(RESULT_PREFIX)) {
+                String kv = line.substring(RESULT_PREFIX.length());
+                int eq = kv.indexOf('=');
+                if (eq > 0) {
+                    r.put(kv.substring(0, eq), kv.substring(eq + 1));
+                }
+            } else if (!line.isBlank()) {
+                lastLine = line;
+            }
+        }
+        if (proc.exitValue() != 0 && !r.containsKey("error")) {
+            r.put("error", "child JVM exited with " + proc.exitValue() + ": " + lastLine
+                    + " (see " + logFile.getFileName() + ")");
+        }
+        return r;
+    }
+
+    /** Runs a point in this JVM (--fork false): for tests and debugging, not for measurements. */
+    private static Map<String, String> inProcess(Options o, Point p, Options.Budget b, PrintStream log) {
+        try {
+            return PointRunner.run(o, p.map(), p.workload(), p.threads(), p.rep(), b.offHeap(), log);
+        } catch (Throwable e) {
+            Map<String, String> r = new LinkedHashMap<>();
+            r.put("error", String.valueOf(e));
+            return r;
+        }
+    }
+
+    static String hms(double seconds) {
+        long s = Math.max(0, Math.round(seconds));
+        return s >= 3600 ? String.format(Locale.ROOT, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
+                : String.format(Locale.ROOT, "%d:%02d", s / 60, s % 60);
+    }
+}

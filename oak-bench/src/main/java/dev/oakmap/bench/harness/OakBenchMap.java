@@ -1,0 +1,252 @@
+package dev.oakmap.bench.harness;
+
+import dev.oakmap.DeletedMemoryAccessException;
+import dev.oakmap.OakMap;
+import dev.oakmap.OakMapBuilder;
+import dev.oakmap.OakScopedReadBuffer;
+import dev.oakmap.OakScopedWriteBuffer;
+import dev.oakmap.OakUnscopedBuffer;
+import dev.oakmap.OakZeroCopyMap;
+import dev.oakmap.common.OakCommonTypes;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.util.Map;
+import java.util.function.BiFunction;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * {@link OakMap}{@code <byte[], byte[]>} with the byte-array serializer and the unsigned byte-wise
+ * comparator, driven through one of its two APIs:
+ * <ul>
+ *   <li>zero-copy ({@link #zeroCopy}): {@code zc().get} views, {@code zc().put},
+ *       {@code zc().putIfAbsentComputeIfPresent} in place, {@code zc().remove}, and scans over
+ *       {@code zc().entrySet()} (iterator: a view object per pair) or {@code zc().entryStreamSet()}
+ *       (stream: one reused entry); a full-value get copies the view with {@code transform};</li>
+ *   <li>legacy ({@link #legacy}): the {@code ConcurrentNavigableMap} methods, which deserialize
+ *       (copy) every value they return; updates through {@code compute} with a copied array, as
+ *       for the skiplist.</li>
+ * </ul>
+ */
+final class OakBenchMap implements BenchMap {
+
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+
+    /** Adds 1 to the first 8 bytes, in place. */
+    private static final Consumer<OakScopedWriteBuffer> INCREMENT = b -> b.putLong(0, b.getLong(0) + 1);
+
+    /** Copies a whole value out of the map. */
+    private static final Function<OakScopedReadBuffer, byte[]> COPY = b -> {
+        byte[] a = new byte[b.capacity()];
+        b.getBytes(0, a, 0, a.length);
+        return a;
+    };
+
+    private final OakMap<byte[], byte[]> map;
+    private final OakMap<byte[], byte[]> descending;
+    private final boolean zc;
+
+    private OakBenchMap(long capacity, boolean zc) {
+        OakMapBuilder<byte[], byte[]> b = new OakMapBuilder<>(OakCommonTypes.BYTE_ARRAY_SERIALIZER,
+                OakCommonTypes.BYTE_ARRAY_SERIALIZER, OakCommonTypes.BYTE_ARRAY_COMPARATOR);
+        if (capacity > 0) {
+            b.memoryCapacity(capacity);
+        }
+        this.map = b.build();
+        this.descending = map.descendingMap();
+        this.zc = zc;
+    }
+
+    /** @return an Oak map driven through its zero-copy API, with at most {@code capacity} bytes off-heap */
+    static BenchMap zeroCopy(long capacity) {
+        return new OakBenchMap(capacity, true);
+    }
+
+    /** @return an Oak map driven through its legacy ConcurrentNavigableMap API */
+    static BenchMap legacy(long capacity) {
+        return new OakBenchMap(capacity, false);
+    }
+
+    /** @return the version of oak-core on the class path, as well as it can be told */
+    static String version() {
+        String v = OakMap.class.getPackage().getImplementationVersion();
+        return "oak-core " + (v != null ? v : "0.1.0-SNAPSHOT (this tree)");
+    }
+
+    @Override
+    public Session newSession(byte[] valueTemplate) {
+        return zc ? new ZcSession(valueTemplate) : new LegacySession(valueTemplate);
+    }
+
+    @Override
+    public long size() {
+        return map.size();
+    }
+
+    @Override
+    public long offHeapUsed() {
+        return map.memoryUsed();
+    }
+
+    @Override
+    public long offHeapReserved() {
+        return map.memoryReserved();
+    }
+
+    @Override
+    public void close() {
+        map.close();
+    }
+
+    private final class ZcSession implements Session {
+        private final OakZeroCopyMap<byte[], byte[]> z = map.zc();
+        private final byte[] value;
+
+        ZcSession(byte[] value) {
+            this.value = value;
+        }
+
+        @Override
+        public boolean putIfAbsent(byte[] key) {
+            return z.putIfAbsent(key, value);
+        }
+
+        @Override
+        public long put(byte[] key) {
+            z.put(key, value);
+            return 1;
+        }
+
+        @Override
+        public long update(byte[] key) {
+            return z.putIfAbsentComputeIfPresent(key, value, INCREMENT) ? 1 : 0;
+        }
+
+        @Override
+        public long get(byte[] key) {
+            OakUnscopedBuffer v = z.get(key);
+            try {
+                return v == null ? 0 : v.getLong(0);
+            } catch (DeletedMemoryAccessException removedSinceTheGet) {
+                return 0; // a remove overtook the read: a miss, as the view's contract says
+            }
+        }
+
+        @Override
+        public long getCopy(byte[] key) {
+            OakUnscopedBuffer v = z.get(key);
+            try {
+                return v == null ? 0 : v.transform(COPY).length;
+            } catch (DeletedMemoryAccessException removedSinceTheGet) {
+                return 0;
+            }
+        }
+
+        @Override
+        public long remove(byte[] key) {
+            return z.remove(key) ? 1 : 0;
+        }
+
+        @Override
+        public long scan(byte[] from, int length, boolean desc, boolean stream) {
+            OakMap<byte[], byte[]> view = desc ? descending : map;
+            long sum = 0;
+            int n = 0;
+            OakZeroCopyMap<byte[], byte[]> tail = view.tailMap(from, true).zc();
+            for (Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer> e : stream ? tail.entryStreamSet() : tail.entrySet()) {
+                sum += read(e);
+                if (++n == length) {
+                    return sum;
+                }
+            }
+            OakZeroCopyMap<byte[], byte[]> whole = view.zc();
+            for (Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer> e : stream ? whole.entryStreamSet() : whole.entrySet()) {
+                sum += read(e);
+                if (++n == length) {
+                    return sum;
+                }
+            }
+            return sum;
+        }
+
+        private static long read(Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer> e) {
+            try {
+                return e.getKey().get(0) + e.getValue().get(0);
+            } catch (DeletedMemoryAccessException removedDuringTheScan) {
+                return 0;
+            }
+        }
+    }
+
+    private final class LegacySession implements Session {
+        private final byte[] value;
+        private final BiFunction<byte[], byte[], byte[]> increment;
+
+        LegacySession(byte[] value) {
+            this.value = value;
+            this.increment = (k, v) -> {
+                if (v == null) {
+                    return value;
+                }
+                LONGS.set(v, 0, (long) LONGS.get(v, 0) + 1); // v is already a private copy
+                return v;
+            };
+        }
+
+        @Override
+        public boolean putIfAbsent(byte[] key) {
+            return map.putIfAbsent(key, value) == null;
+        }
+
+        @Override
+        public long put(byte[] key) {
+            byte[] old = map.put(key, value);
+            return old == null ? 0 : old.length;
+        }
+
+        @Override
+        public long update(byte[] key) {
+            return map.compute(key, increment).length;
+        }
+
+        @Override
+        public long get(byte[] key) {
+            byte[] v = map.get(key);
+            return v == null ? 0 : (long) LONGS.get(v, 0);
+        }
+
+        @Override
+        public long getCopy(byte[] key) {
+            byte[] v = map.get(key);
+            return v == null ? 0 : v.length;
+        }
+
+        @Override
+        public long remove(byte[] key) {
+            byte[] old = map.remove(key);
+            return old == null ? 0 : old.length;
+        }
+
+        @Override
+        public long scan(byte[] from, int length, boolean desc, boolean stream) {
+            OakMap<byte[], byte[]> view = desc ? descending : map;
+            long sum = 0;
+            int n = 0;
+            for (Map.Entry<byte[], byte[]> e : view.tailMap(from, true).entrySet()) {
+                sum += e.getKey()[0] + e.getValue()[0];
+                if (++n == length) {
+                    return sum;
+                }
+            }
+            for (Map.Entry<byte[], byte[]> e : view.entrySet()) {
+                sum += e.getKey()[0] + e.getValue()[0];
+                if (++n == length) {
+                    return sum;
+                }
+            }
+            return sum;
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package dev.oakmap.bench.harness;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The workloads of the harness. Every workload but {@link #INGEST} runs in the sustained-rate stage,
+ * after the ingestion stage, on {@code threads} symmetric worker threads for a fixed time; each
+ * operation picks its key uniformly (or Zipfian) over the whole key range, so about half of the
+ * lookups of a fresh map miss. {@link #INGEST} measures the ingestion stage itself.
+ *
+ * <p>What each operation means for each map is defined by the map's {@link BenchMap.Session}; the
+ * descriptions below are the contract every adapter implements.
+ */
+public enum Workload {
+    /** The ingestion stage: putIfAbsent of 50% of the range, random order (split over the threads). */
+    INGEST("ingest", "putIfAbsent of 50% of the key range, random order (the ingestion stage itself)"),
+    /** Put-only: insert or overwrite a full value. */
+    PUT("put", "put of a full value (inserts or overwrites)"),
+    /** putIfAbsentComputeIfPresent, incrementing the value's first 8 bytes in place. */
+    UPDATE("update", "putIfAbsentComputeIfPresent: +1 on the value's first 8 bytes (CSLM and legacy: compute with a copied array)"),
+    /** Get, reading 8 bytes of the value without copying it where the API allows. */
+    GET_ZC("get-zc", "get, reading the value's first 8 bytes (Oak: zero-copy view)"),
+    /** Get, materializing the whole value as a byte array. */
+    GET_COPY("get-copy", "get, obtaining the whole value as a byte[] (Oak: a copy; CSLM: its stored array)"),
+    /** 95% get (as get-zc), 5% put. */
+    MIX95("mix95", "95% get (as get-zc), 5% put"),
+    /** Ascending scans through the iterator (entry set) API. */
+    SCAN_ASC("scan-asc", "ascending scan of `scan` pairs from a random key, entrySet() iterator"),
+    /** Descending scans through the iterator (entry set) API. */
+    SCAN_DESC("scan-desc", "descending scan of `scan` pairs from a random key, entrySet() iterator"),
+    /** Ascending scans through Oak's zero-copy stream entry set (one reused entry per scan). */
+    SCAN_ASC_STREAM("scan-asc-stream", "ascending scan, Oak's zero-copy entryStreamSet() (CSLM: same as scan-asc)"),
+    /** Descending scans through Oak's zero-copy stream entry set. */
+    SCAN_DESC_STREAM("scan-desc-stream", "descending scan, Oak's zero-copy entryStreamSet() (CSLM: same as scan-desc)"),
+    /** 50% put, 50% remove: the map stays at about half of the range. */
+    CHURN("churn", "50% put, 50% remove (the size stays at about half the range)"),
+    /** The Nova thesis's read-write mix. */
+    RW_MIX("rw-mix", "25% put, 25% remove, 50% get (as get-zc)");
+
+    /** The command-line name. */
+    public final String id;
+    /** What one operation does. */
+    public final String description;
+
+    Workload(String id, String description) {
+        this.id = id;
+        this.description = description;
+    }
+
+    /** @return true for the scan workloads (one operation = one scan of {@code scan} pairs) */
+    public boolean isScan() {
+        return this == SCAN_ASC || this == SCAN_DESC || this == SCAN_ASC_STREAM || this == SCAN_DESC_STREAM;
+    }
+
+    /** @return the workload called {@code id} (case-insensitive) */
+    public static Workload byId(String id) {
+        String s = id.trim().toLowerCase(Locale.ROOT);
+        for (Workload w : values()) {
+            if (w.id.equals(s)) {
+                return w;
+            }
+        }
+        throw new IllegalArgumentException("unknown workload '" + id + "'; known: all, "
+                + String.join(", ", ids()));
+    }
+
+    /** @return every workload's command-line name, in order */
+    public static List<String> ids() {
+        return Arrays.stream(values()).map(w -> w.id).toList();
+    }
+}
