@@ -4,6 +4,8 @@ import dev.oakmap.OakMap;
 import dev.oakmap.OakMapBuilder;
 import dev.oakmap.OakScopedWriteBuffer;
 import dev.oakmap.common.OakCommonTypes;
+import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
+import org.jetbrains.lincheck.datastructures.StressOptions;
 
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -75,5 +77,36 @@ final class LincheckMaps {
     static void report(String test, int iterations, long invocations) {
         System.out.printf("[lincheck] %s: %d scenarios, %d invocations (maps created)%n", test, iterations,
                 invocations);
+    }
+
+    /**
+     * Model-checks {@code test} against {@code spec}: 2 threads of 3 operations, 2 before and 1
+     * after, as every map check here uses; then reports the invocations made.
+     */
+    static void modelCheck(Class<?> test, Class<?> spec, int iterations, int invocations) {
+        new ModelCheckingOptions()
+                .iterations(iterations)
+                .invocationsPerIteration(invocations)
+                .threads(2)
+                .actorsPerThread(3)
+                .actorsBefore(2)
+                .actorsAfter(1)
+                .sequentialSpecification(spec)
+                .check(test);
+        report(test.getSimpleName() + ".modelChecking", iterations, count());
+    }
+
+    /** Stress-checks {@code test} against {@code spec} with 3 threads, shaped as {@link #modelCheck}. */
+    static void stress(Class<?> test, Class<?> spec, int iterations, int invocations) {
+        new StressOptions()
+                .iterations(iterations)
+                .invocationsPerIteration(invocations)
+                .threads(3)
+                .actorsPerThread(3)
+                .actorsBefore(2)
+                .actorsAfter(1)
+                .sequentialSpecification(spec)
+                .check(test);
+        report(test.getSimpleName() + ".stress", iterations, count());
     }
 }

@@ -6,10 +6,8 @@ import dev.oakmap.OakUnscopedBuffer;
 import dev.oakmap.common.OakCommonTypes;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.LongGen;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.jetbrains.lincheck.datastructures.Validate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -204,29 +202,11 @@ public class OakMapLincheckTest {
 
     @Test
     void modelChecking() {
-        new ModelCheckingOptions()
-                .iterations(MC_ITERATIONS)
-                .invocationsPerIteration(MC_INVOCATIONS)
-                .threads(2)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(1)
-                .sequentialSpecification(Spec.class)
-                .check(OakMapLincheckTest.class);
-        LincheckMaps.report("OakMapLincheckTest.modelChecking", MC_ITERATIONS, LincheckMaps.count());
+        LincheckMaps.modelCheck(OakMapLincheckTest.class, Spec.class, MC_ITERATIONS, MC_INVOCATIONS);
     }
 
     @Test
     void stress() {
-        new StressOptions()
-                .iterations(STRESS_ITERATIONS)
-                .invocationsPerIteration(STRESS_INVOCATIONS)
-                .threads(3)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(1)
-                .sequentialSpecification(Spec.class)
-                .check(OakMapLincheckTest.class);
-        LincheckMaps.report("OakMapLincheckTest.stress", STRESS_ITERATIONS, LincheckMaps.count());
+        LincheckMaps.stress(OakMapLincheckTest.class, Spec.class, STRESS_ITERATIONS, STRESS_INVOCATIONS);
     }
 }

@@ -5,10 +5,8 @@ import dev.oakmap.OakUnscopedBuffer;
 import dev.oakmap.common.OakCommonTypes;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.LongGen;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -185,29 +183,11 @@ public class OakMapScanLincheckTest {
 
     @Test
     void modelChecking() {
-        new ModelCheckingOptions()
-                .iterations(MC_ITERATIONS)
-                .invocationsPerIteration(MC_INVOCATIONS)
-                .threads(2)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(1)
-                .sequentialSpecification(Spec.class)
-                .check(OakMapScanLincheckTest.class);
-        LincheckMaps.report("OakMapScanLincheckTest.modelChecking", MC_ITERATIONS, LincheckMaps.count());
+        LincheckMaps.modelCheck(OakMapScanLincheckTest.class, Spec.class, MC_ITERATIONS, MC_INVOCATIONS);
     }
 
     @Test
     void stress() {
-        new StressOptions()
-                .iterations(STRESS_ITERATIONS)
-                .invocationsPerIteration(STRESS_INVOCATIONS)
-                .threads(3)
-                .actorsPerThread(3)
-                .actorsBefore(2)
-                .actorsAfter(1)
-                .sequentialSpecification(Spec.class)
-                .check(OakMapScanLincheckTest.class);
-        LincheckMaps.report("OakMapScanLincheckTest.stress", STRESS_ITERATIONS, LincheckMaps.count());
+        LincheckMaps.stress(OakMapScanLincheckTest.class, Spec.class, STRESS_ITERATIONS, STRESS_INVOCATIONS);
     }
 }
