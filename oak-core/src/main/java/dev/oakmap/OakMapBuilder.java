@@ -27,6 +27,10 @@ public final class OakMapBuilder<K, V> {
     public static final int DEFAULT_CHUNK_CAPACITY = 4096;
     /** Default ratio of unsorted to sorted entries of a chunk that triggers a rebalance. */
     public static final double DEFAULT_REBALANCE_RATIO = 0.5;
+    /** Default memory scheme for keys: Nova, so keys of removed entries are reused. */
+    public static final MemoryScheme DEFAULT_KEY_MEMORY = MemoryScheme.NOVA;
+    /** Default memory scheme for values: Nova. */
+    public static final MemoryScheme DEFAULT_VALUE_MEMORY = MemoryScheme.NOVA;
 
     final OakSerializer<K> keySerializer;
     final OakSerializer<V> valueSerializer;
@@ -35,6 +39,8 @@ public final class OakMapBuilder<K, V> {
     long blockSize = DEFAULT_BLOCK_SIZE;
     int chunkCapacity = DEFAULT_CHUNK_CAPACITY;
     double rebalanceRatio = DEFAULT_REBALANCE_RATIO;
+    MemoryScheme keyMemory = DEFAULT_KEY_MEMORY;
+    MemoryScheme valueMemory = DEFAULT_VALUE_MEMORY;
 
     /**
      * @param keySerializer how keys are written off-heap
@@ -89,6 +95,25 @@ public final class OakMapBuilder<K, V> {
             throw new IllegalArgumentException("rebalance ratio must be in (0, 64]: " + unsortedToSorted);
         }
         this.rebalanceRatio = unsortedToSorted;
+        return this;
+    }
+
+    /**
+     * How the memory of keys is managed: whether the keys of removed entries are reused, and how
+     * safely against threads still reading them (see {@link MemoryScheme}). Default
+     * {@link #DEFAULT_KEY_MEMORY}.
+     */
+    public OakMapBuilder<K, V> keyMemory(MemoryScheme scheme) {
+        this.keyMemory = Objects.requireNonNull(scheme, "scheme");
+        return this;
+    }
+
+    /**
+     * How the memory of values is managed (see {@link MemoryScheme}). Default
+     * {@link #DEFAULT_VALUE_MEMORY}.
+     */
+    public OakMapBuilder<K, V> valueMemory(MemoryScheme scheme) {
+        this.valueMemory = Objects.requireNonNull(scheme, "scheme");
         return this;
     }
 

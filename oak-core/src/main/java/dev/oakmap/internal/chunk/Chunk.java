@@ -22,7 +22,7 @@ import java.lang.invoke.VarHandle;
  * (release) and the acquire reads of {@code next} make it visible to traversals. The value
  * reference of an entry starts as {@link Refs#NULL} and is changed only by CAS between
  * {@link #publish()} and {@link #unpublish()}; whether a value is present is decided by the value
- * header (see {@code ValueManager}), not by the entry alone.
+ * header (see {@code SliceManager}), not by the entry alone.
  *
  * <h2>Freezing</h2>
  * {@code pending} counts published operations, with the {@link #FROZEN} bit on top. The

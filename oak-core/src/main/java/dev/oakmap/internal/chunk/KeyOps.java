@@ -4,40 +4,62 @@ import dev.oakmap.OakComparator;
 import dev.oakmap.OakSerializer;
 import dev.oakmap.internal.buffer.Codec;
 import dev.oakmap.internal.buffer.SliceBuffer;
-import dev.oakmap.internal.memory.BlockAllocator;
 import dev.oakmap.internal.memory.Refs;
+import dev.oakmap.internal.reclaim.SliceManager;
 
 import java.lang.foreign.MemorySegment;
 
 /**
  * Everything the chunks need to know about keys: writing a key off-heap, reading it back, and
- * comparing a key object with a serialized key. Keys are immutable slices without a header; a
- * key reference carries the key's length in its aux field. Key slices are never reused while the
- * map lives, except ones that were never published (grow-only scheme for keys).
+ * comparing a key object with a serialized key.
+ *
+ * <p>Keys are immutable once published. Their slices are managed by a {@link SliceManager}: under
+ * the grow-only scheme they have no header and are never reused; under the others the rebalancer
+ * deletes the keys it drops, and their memory may be reused while other threads still compare
+ * against them. Every read of a key is therefore a validated read: begin, read (comparator or
+ * deserializer on the bytes), end; if validation fails the result, even an exception from user
+ * code, is discarded and {@link StaleKeyException} is thrown instead.
  */
 public final class KeyOps<K> {
     private final OakSerializer<K> serializer;
     private final OakComparator<K> comparator;
-    private final BlockAllocator allocator;
+    private final SliceManager slices;
 
-    public KeyOps(OakSerializer<K> serializer, OakComparator<K> comparator, BlockAllocator allocator) {
+    public KeyOps(OakSerializer<K> serializer, OakComparator<K> comparator, SliceManager slices) {
         this.serializer = serializer;
         this.comparator = comparator;
-        this.allocator = allocator;
+        this.slices = slices;
     }
 
     public OakComparator<K> comparator() {
         return comparator;
     }
 
-    /** Compares a key object with the serialized key {@code keyRef}. */
+    /** @return the manager of the key slices */
+    public SliceManager slices() {
+        return slices;
+    }
+
+    /** @return true if dropped keys are reused while the map lives (so key reads can go stale) */
+    public boolean reclaims() {
+        return slices.reclaims();
+    }
+
+    /** Compares a key object with the serialized key {@code keyRef}. @throws StaleKeyException */
     public int compare(K key, long keyRef) {
-        SliceBuffer b = new SliceBuffer(allocator.segment(keyRef), Refs.offset(keyRef), Refs.aux(keyRef), false);
+        long t = begin(keyRef);
+        SliceBuffer b = window(keyRef);
+        int r = 0;
+        Throwable failure = null;
         try {
-            return comparator.compareKeyAndSerializedKey(key, b);
+            r = comparator.compareKeyAndSerializedKey(key, b);
+        } catch (Throwable e) {
+            failure = e; // maybe raised by foreign bytes: judged after validation
         } finally {
             b.close();
         }
+        end(keyRef, t, failure);
+        return r;
     }
 
     /**
@@ -56,16 +78,6 @@ public final class KeyOps<K> {
         return comparator.keyPrefix(key);
     }
 
-    /** @return the comparator's prefix of the serialized key {@code keyRef} */
-    public long prefixOf(long keyRef) {
-        SliceBuffer b = new SliceBuffer(allocator.segment(keyRef), Refs.offset(keyRef), Refs.aux(keyRef), false);
-        try {
-            return comparator.serializedKeyPrefix(b);
-        } finally {
-            b.close();
-        }
-    }
-
     /** Compares two key objects. */
     public int compareKeys(K a, K b) {
         return comparator.compareKeys(a, b);
@@ -74,36 +86,102 @@ public final class KeyOps<K> {
     /** Writes {@code key} to a new slice. @return its reference */
     public long write(K key) {
         int len = Codec.sizeOf(serializer, key, Refs.MAX_AUX);
-        long ref = allocator.allocate(len, BlockAllocator.Kind.KEY);
+        long ref = slices.allocate(len);
         try {
-            Codec.write(serializer, key, allocator.segment(ref), Refs.offset(ref), len);
+            Codec.write(serializer, key, slices.segment(ref), slices.dataOffset(ref), len);
         } catch (RuntimeException e) {
-            allocator.free(ref, len, BlockAllocator.Kind.KEY);
+            slices.discard(ref);
             throw e;
         }
-        return Refs.withAux(ref, len);
+        return ref;
     }
 
     /** Frees a key slice that was never published. */
     public void discard(long keyRef) {
-        allocator.free(keyRef, Refs.aux(keyRef), BlockAllocator.Kind.KEY);
+        slices.discard(keyRef);
+    }
+
+    /** Deletes a published key that no chunk links any more; readers may still hold it. */
+    public void delete(long keyRef) {
+        slices.delete(keyRef);
     }
 
     /**
-     * Reads the first byte of a key with no ordering, only to bring its cache line in early
-     * (scan lookahead). @return the byte, meaningless to the caller
+     * Reads the first word of a key with no ordering, only to bring its cache line in early
+     * (scan lookahead). @return the word, meaningless to the caller
      */
-    public byte touch(long keyRef) {
-        return allocator.segment(keyRef).get(java.lang.foreign.ValueLayout.JAVA_BYTE, Refs.offset(keyRef));
+    public long touch(long keyRef) {
+        return slices.touch(keyRef);
     }
 
-    /** @return a deserialized copy of the key */
+    /** @return a deserialized copy of the key @throws StaleKeyException */
     public K read(long keyRef) {
-        return Codec.read(serializer, allocator.segment(keyRef), Refs.offset(keyRef), Refs.aux(keyRef));
+        long t = begin(keyRef);
+        SliceBuffer b = window(keyRef);
+        K k = null;
+        Throwable failure = null;
+        try {
+            k = serializer.deserialize(b);
+        } catch (Throwable e) {
+            failure = e;
+        } finally {
+            b.close();
+        }
+        end(keyRef, t, failure);
+        return k;
     }
 
-    /** @return the segment holding the key */
-    public MemorySegment segment(long keyRef) {
-        return allocator.segment(keyRef);
+    /**
+     * Copies the key's bytes into {@code dst} (grown if needed).
+     *
+     * @return the array holding the copy, its length in {@code lengthOut[0]}
+     * @throws StaleKeyException if the key was deleted
+     */
+    public byte[] copy(long keyRef, byte[] dst, int[] lengthOut) {
+        long t = begin(keyRef);
+        int len = slices.length(keyRef);
+        byte[] out = dst;
+        Throwable failure = null;
+        try {
+            if (len < 0) {
+                throw new IndexOutOfBoundsException("length " + len);
+            }
+            if (out.length < len) {
+                out = new byte[Math.max(len, out.length * 2)];
+            }
+            MemorySegment.copy(slices.segment(keyRef), java.lang.foreign.ValueLayout.JAVA_BYTE,
+                    slices.dataOffset(keyRef), out, 0, len);
+        } catch (Throwable e) {
+            failure = e;
+        }
+        end(keyRef, t, failure);
+        lengthOut[0] = len;
+        return out;
+    }
+
+    /** @return a deserialized copy of a key from bytes copied on-heap */
+    public K readCopy(byte[] bytes, int length) {
+        return Codec.read(serializer, MemorySegment.ofArray(bytes), 0, length);
+    }
+
+    private long begin(long keyRef) {
+        long t = slices.readBegin(keyRef);
+        if (t == SliceManager.GONE) {
+            throw StaleKeyException.INSTANCE;
+        }
+        return t;
+    }
+
+    private void end(long keyRef, long token, Throwable failure) {
+        if (!slices.readEnd(keyRef, token)) {
+            throw StaleKeyException.INSTANCE;
+        }
+        if (failure != null) {
+            throw SliceManager.rethrow(failure);
+        }
+    }
+
+    private SliceBuffer window(long keyRef) {
+        return new SliceBuffer(slices.segment(keyRef), slices.dataOffset(keyRef), slices.length(keyRef), false);
     }
 }

@@ -5,8 +5,10 @@ import dev.oakmap.OakUnscopedBuffer;
 import dev.oakmap.internal.buffer.SliceBuffer;
 import dev.oakmap.internal.chunk.Chunk;
 import dev.oakmap.internal.chunk.KeyOps;
+import dev.oakmap.internal.chunk.StaleKeyException;
 import dev.oakmap.internal.memory.Refs;
 
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
 /**
@@ -31,6 +33,16 @@ import java.util.Arrays;
  * <h2>Liveness</h2>
  * An entry is returned if its value reference is live when examined. A value found not live in a
  * released chunk may have moved rather than been removed, so the cursor re-locates at that key.
+ *
+ * <h2>Reclaimed keys</h2>
+ * When keys are reclaimed (any scheme but grow-only keys), a key the cursor compares against or
+ * reads may be deleted and its memory reused once the rebalancer has dropped it; the read then
+ * fails validation ({@link StaleKeyException}). The cursor therefore keeps an on-heap copy of the
+ * key it is on, taken with a validated read when it arrives there, and on any stale read it
+ * re-locates strictly after (before, descending) that copy, or from the range's start if it has
+ * returned nothing yet. Every stale key belongs to an entry that was dropped as removed, so
+ * nothing present throughout the scan is skipped. {@link #key()} and {@link #keyBuffer()} read
+ * the copy, so they keep working after the mapping is removed.
  */
 public final class Cursor<K, V> {
     private final InternalOakMap<K, V> map;
@@ -58,9 +70,16 @@ public final class Cursor<K, V> {
     private int curEi;
     private Chunk curChunk;
 
-    private KeyView reusableKey;
-    private ValueView reusableValue;
+    private SliceView reusableKey;
+    private SliceView reusableValue;
     private final SliceBuffer keyBuffer = new SliceBuffer();
+
+    /** With reclaimed keys: an on-heap copy of the current key (and a spare for the next one). */
+    private byte[] keyCopy = new byte[0];
+    private MemorySegment keyCopySegment = MemorySegment.ofArray(keyCopy);
+    private byte[] spareCopy = new byte[64];
+    private final int[] copyLength = new int[1];
+    private int keyCopyLength;
 
     Cursor(InternalOakMap<K, V> map, K lo, boolean loInclusive, K hi, boolean hiInclusive, boolean descending) {
         this.map = map;
@@ -81,7 +100,7 @@ public final class Cursor<K, V> {
             return false;
         }
         try {
-            boolean found = descending ? advanceDescending() : advanceAscending();
+            boolean found = advanceOnce();
             if (!found) {
                 done = true;
                 curKey = Refs.NULL;
@@ -91,6 +110,52 @@ public final class Cursor<K, V> {
             map.checkOpen();
             throw e;
         }
+    }
+
+    /** One advance, re-locating from the current key's copy whenever a key read goes stale. */
+    private boolean advanceOnce() {
+        boolean relocate = false;
+        while (true) {
+            try {
+                if (relocate) {
+                    relocate();
+                }
+                return descending ? advanceDescending() : advanceAscending();
+            } catch (StaleKeyException e) {
+                relocate = true;
+            }
+        }
+    }
+
+    /** Positions the cursor just past the last mapping returned, or at the range's start. */
+    private void relocate() {
+        started = true;
+        stackSize = 0;
+        if (curKey != Refs.NULL) {
+            K last = lastKey();
+            if (descending) {
+                seekDescending(map.locate(last), last, false);
+            } else {
+                seekAscending(last, false);
+            }
+        } else if (descending) {
+            if (hi != null) {
+                seekDescending(map.locate(hi), hi, hiInclusive);
+            } else {
+                chunk = lastChunk();
+                loadBypass(chunk.sortedCount(), null, false);
+            }
+        } else if (lo != null) {
+            seekAscending(lo, loInclusive);
+        } else {
+            chunk = firstChunk();
+            nextEi = chunk.nextEntry(Chunk.NONE);
+        }
+    }
+
+    /** @return a deserialized copy of the last key returned (from the on-heap copy if keys are reclaimed) */
+    private K lastKey() {
+        return keys.reclaims() ? keys.readCopy(keyCopy, keyCopyLength) : keys.read(curKey);
     }
 
     // ---------------------------------------------------------------- ascending
@@ -157,7 +222,7 @@ public final class Cursor<K, V> {
         }
         // stale links: re-locate after the last key returned (or from the lower bound)
         if (curKey != Refs.NULL) {
-            seekAscending(keys.read(curKey), false);
+            seekAscending(lastKey(), false);
         } else if (lo != null) {
             seekAscending(lo, loInclusive);
         } else {
@@ -335,6 +400,9 @@ public final class Cursor<K, V> {
     // ---------------------------------------------------------------- current mapping
 
     private void setCurrent(Chunk c, int ei, long k, long v) {
+        if (keys.reclaims()) {
+            copyKey(k); // may throw StaleKeyException: then nothing changed
+        }
         curChunk = c;
         curEi = ei;
         curKey = k;
@@ -345,6 +413,18 @@ public final class Cursor<K, V> {
         if (reusableValue != null) {
             reusableValue.position(v);
         }
+    }
+
+    /** Copies key {@code k} on-heap: into the spare array first, so a stale read changes nothing. */
+    private void copyKey(long k) {
+        spareCopy = keys.copy(k, spareCopy, copyLength);
+        int len = copyLength[0];
+        if (keyCopy.length < len) {
+            keyCopy = new byte[spareCopy.length];
+            keyCopySegment = MemorySegment.ofArray(keyCopy);
+        }
+        System.arraycopy(spareCopy, 0, keyCopy, 0, len);
+        keyCopyLength = len;
     }
 
     private void requireCurrent() {
@@ -358,7 +438,7 @@ public final class Cursor<K, V> {
     public K key() {
         requireCurrent();
         try {
-            return keys.read(curKey);
+            return lastKey();
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
         }
@@ -384,20 +464,20 @@ public final class Cursor<K, V> {
     /** @return a new unscoped view of the current key */
     public OakUnscopedBuffer keyView() {
         requireCurrent();
-        return new KeyView(map, curKey);
+        return new SliceView(map, keys.slices(), curKey, "key");
     }
 
     /** @return a new unscoped view of the current value */
     public OakUnscopedBuffer valueView() {
         requireCurrent();
-        return new ValueView(map, curValue);
+        return new SliceView(map, map.values(), curValue, "value");
     }
 
     /** @return one view object per cursor, repositioned on the current key at each advance */
     public OakUnscopedBuffer reusableKeyView() {
         requireCurrent();
         if (reusableKey == null) {
-            reusableKey = new KeyView(map, curKey);
+            reusableKey = new SliceView(map, keys.slices(), curKey, "key");
         }
         return reusableKey;
     }
@@ -406,7 +486,7 @@ public final class Cursor<K, V> {
     public OakUnscopedBuffer reusableValueView() {
         requireCurrent();
         if (reusableValue == null) {
-            reusableValue = new ValueView(map, curValue);
+            reusableValue = new SliceView(map, map.values(), curValue, "value");
         }
         return reusableValue;
     }
@@ -414,6 +494,9 @@ public final class Cursor<K, V> {
     /** @return a scoped read view of the current key, valid until the next advance */
     public OakScopedReadBuffer keyBuffer() {
         requireCurrent();
-        return keyBuffer.open(map.keySegment(curKey), Refs.offset(curKey), Refs.aux(curKey), false);
+        if (keys.reclaims()) {
+            return keyBuffer.open(keyCopySegment, 0, keyCopyLength, false);
+        }
+        return keyBuffer.open(keys.slices().segment(curKey), Refs.offset(curKey), Refs.aux(curKey), false);
     }
 }

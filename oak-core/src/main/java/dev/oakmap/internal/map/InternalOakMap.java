@@ -1,5 +1,6 @@
 package dev.oakmap.internal.map;
 
+import dev.oakmap.MemoryScheme;
 import dev.oakmap.OakClosedException;
 import dev.oakmap.OakComparator;
 import dev.oakmap.OakScopedReadBuffer;
@@ -10,11 +11,12 @@ import dev.oakmap.internal.buffer.Codec;
 import dev.oakmap.internal.buffer.SliceBuffer;
 import dev.oakmap.internal.chunk.Chunk;
 import dev.oakmap.internal.chunk.KeyOps;
+import dev.oakmap.internal.chunk.StaleKeyException;
 import dev.oakmap.internal.index.ChunkIndex;
 import dev.oakmap.internal.memory.BlockAllocator;
 import dev.oakmap.internal.memory.BlockPool;
 import dev.oakmap.internal.memory.Refs;
-import dev.oakmap.internal.reclaim.ValueManager;
+import dev.oakmap.internal.reclaim.SliceManager;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
@@ -26,7 +28,7 @@ import java.util.function.Function;
 /**
  * The map algorithm: Oak's get, doPut, doIfPresent and scans over chunks (see the Oak paper,
  * §4, Algorithms 1-3), on top of the chunk list ({@link Chunk}), the index ({@link ChunkIndex}),
- * the rebalancer ({@link Rebalancer}) and the value slices ({@link ValueManager}).
+ * the rebalancer ({@link Rebalancer}) and the value slices ({@link SliceManager}).
  *
  * <h2>Presence</h2>
  * A key is present iff some linked entry holds it and that entry's value reference is live (its
@@ -70,7 +72,7 @@ public final class InternalOakMap<K, V> {
     private final OakSerializer<V> valueSerializer;
     private final Function<OakScopedReadBuffer, V> deserializer;
     private final BlockAllocator allocator;
-    private final ValueManager values;
+    private final SliceManager values;
     private final ChunkIndex index;
     private final Rebalancer rebalancer;
     private final LongAdder size = new LongAdder();
@@ -78,14 +80,15 @@ public final class InternalOakMap<K, V> {
 
     public InternalOakMap(OakSerializer<K> keySerializer, OakSerializer<V> valueSerializer,
                           OakComparator<K> comparator, long memoryCapacity, long blockSize,
-                          int chunkCapacity, double rebalanceRatio) {
+                          int chunkCapacity, double rebalanceRatio, MemoryScheme keyScheme, MemoryScheme valueScheme) {
         this.allocator = new BlockAllocator(BlockPool.shared(), blockSize, memoryCapacity);
-        this.keys = new KeyOps<>(keySerializer, comparator, allocator);
+        this.keys = new KeyOps<>(keySerializer, comparator,
+                SliceManager.create(keyScheme, allocator, BlockAllocator.Kind.KEY));
         this.valueSerializer = valueSerializer;
         this.deserializer = valueSerializer::deserialize;
-        this.values = new ValueManager(allocator);
+        this.values = SliceManager.create(valueScheme, allocator, BlockAllocator.Kind.VALUE);
         this.index = new ChunkIndex(Chunk.empty(Rebalancer.slotsFor(0, chunkCapacity, rebalanceRatio)));
-        this.rebalancer = new Rebalancer(index, values, chunkCapacity, rebalanceRatio, () -> closed);
+        this.rebalancer = new Rebalancer(index, keys, values, chunkCapacity, rebalanceRatio, () -> closed);
     }
 
     @SuppressWarnings("unchecked")
@@ -103,7 +106,10 @@ public final class InternalOakMap<K, V> {
         try {
             while (true) {
                 Chunk c = locate(key, kp);
-                int ei = c.lookUp(key, kp, keys);
+                int ei = lookUp(c, key, kp);
+                if (ei < 0) {
+                    continue;
+                }
                 if (ei == Chunk.NONE) {
                     return null;
                 }
@@ -131,7 +137,7 @@ public final class InternalOakMap<K, V> {
     /** Zero-copy get: a view of the value, or null. */
     public OakUnscopedBuffer getValueView(K key) {
         long ref = liveRef(key);
-        return ref == Refs.NULL ? null : new ValueView(this, ref);
+        return ref == Refs.NULL ? null : new SliceView(this, values, ref, "value");
     }
 
     private long liveRef(K key) {
@@ -141,7 +147,10 @@ public final class InternalOakMap<K, V> {
         try {
             while (true) {
                 Chunk c = locate(key, kp);
-                int ei = c.lookUp(key, kp, keys);
+                int ei = lookUp(c, key, kp);
+                if (ei < 0) {
+                    continue;
+                }
                 if (ei == Chunk.NONE) {
                     return Refs.NULL;
                 }
@@ -181,7 +190,7 @@ public final class InternalOakMap<K, V> {
                 long ref = c.valueRef(ei);
                 if (ref != Refs.NULL) {
                     long h = values.lockWrite(ref);
-                    if (h != ValueManager.GONE) {
+                    if (h != SliceManager.GONE) {
                         V old = null;
                         if (returnOld) {
                             try {
@@ -321,7 +330,10 @@ public final class InternalOakMap<K, V> {
         try {
             while (true) {
                 Chunk c = locate(key, kp);
-                int ei = c.lookUp(key, kp, keys);
+                int ei = lookUp(c, key, kp);
+                if (ei < 0) {
+                    continue;
+                }
                 if (ei == Chunk.NONE) {
                     return false;
                 }
@@ -344,10 +356,10 @@ public final class InternalOakMap<K, V> {
     /** Runs {@code computer} on the value under its write lock. @return false if not live */
     private boolean computeInPlace(long ref, Consumer<OakScopedWriteBuffer> computer) {
         long h = values.lockWrite(ref);
-        if (h == ValueManager.GONE) {
+        if (h == SliceManager.GONE) {
             return false;
         }
-        SliceBuffer b = new SliceBuffer(values.segment(ref), ValueManager.dataOffset(ref), values.readLength(ref), true);
+        SliceBuffer b = new SliceBuffer(values.segment(ref), values.dataOffset(ref), values.length(ref), true);
         try {
             computer.accept(b);
         } finally {
@@ -383,7 +395,10 @@ public final class InternalOakMap<K, V> {
         try {
             while (true) {
                 Chunk c = locate(key, kp);
-                int ei = c.lookUp(key, kp, keys);
+                int ei = lookUp(c, key, kp);
+                if (ei < 0) {
+                    continue;
+                }
                 if (ei == Chunk.NONE) {
                     return GONE_RESULT;
                 }
@@ -392,7 +407,7 @@ public final class InternalOakMap<K, V> {
                     return GONE_RESULT;
                 }
                 long h = values.lockWrite(ref);
-                if (h == ValueManager.GONE) {
+                if (h == SliceManager.GONE) {
                     if (goneForGood(c, ei, ref)) {
                         return GONE_RESULT;
                     }
@@ -497,14 +512,14 @@ public final class InternalOakMap<K, V> {
         try {
             while (true) {
                 Chunk c = locate(key, kp);
-                int ei = createEntry ? entryFor(c, key, kp) : c.lookUp(key, kp, keys);
+                int ei = createEntry ? entryFor(c, key, kp) : lookUp(c, key, kp);
                 if (ei < 0) {
                     continue;
                 }
                 long ref = ei == Chunk.NONE ? Refs.NULL : c.valueRef(ei);
                 if (ref != Refs.NULL) {
                     long h = values.lockWrite(ref);
-                    if (h != ValueManager.GONE) {
+                    if (h != SliceManager.GONE) {
                         V old;
                         V nv;
                         try {
@@ -576,11 +591,11 @@ public final class InternalOakMap<K, V> {
      *     map) or {@link #RETRY} (the chunk was frozen; nothing changed)
      */
     private int replaceLocked(Chunk c, int ei, long ref, long h, long fresh) {
-        int oldLen = values.readLength(ref);
-        int newLen = values.readLength(fresh);
-        if (ValueManager.fitsInPlace(oldLen, newLen)) {
-            MemorySegment.copy(values.segment(fresh), ValueManager.dataOffset(fresh),
-                    values.segment(ref), ValueManager.dataOffset(ref), newLen);
+        int oldLen = values.length(ref);
+        int newLen = values.length(fresh);
+        if (values.sliceBytes(oldLen) == values.sliceBytes(newLen)) {
+            MemorySegment.copy(values.segment(fresh), values.dataOffset(fresh),
+                    values.segment(ref), values.dataOffset(ref), newLen);
             values.unlock(ref, h, newLen);
             return COPIED;
         }
@@ -605,11 +620,27 @@ public final class InternalOakMap<K, V> {
 
     private Chunk locate(K key, long kp) {
         while (true) {
-            Chunk c = index.find(key, kp, keys);
-            if (!c.isReleased()) {
-                return c;
+            try {
+                Chunk c = index.find(key, kp, keys);
+                if (!c.isReleased()) {
+                    return c;
+                }
+            } catch (StaleKeyException e) {
+                // a minimum key of an outdated index snapshot was reclaimed: the index moved on
             }
             rebalancer.awaitRebalance();
+        }
+    }
+
+    /**
+     * @return the entry of {@code key} in {@code c}, {@link Chunk#NONE}, or -1 if a key compared
+     *     against was reclaimed (so {@code c} was replaced: the caller starts over)
+     */
+    private int lookUp(Chunk c, K key, long kp) {
+        try {
+            return c.lookUp(key, kp, keys);
+        } catch (StaleKeyException e) {
+            return -1;
         }
     }
 
@@ -618,7 +649,7 @@ public final class InternalOakMap<K, V> {
      *     or -1 if the chunk is full or frozen (after helping or waiting for its rebalance)
      */
     private int entryFor(Chunk c, K key, long kp) {
-        int ei = c.lookUp(key, kp, keys);
+        int ei = lookUp(c, key, kp);
         if (ei != Chunk.NONE) {
             return ei;
         }
@@ -635,8 +666,11 @@ public final class InternalOakMap<K, V> {
         int linked;
         try {
             linked = c.link(ei, keyRef, key, kp, keys);
-        } catch (RuntimeException | Error e) {
+        } catch (StaleKeyException e) {
             keys.discard(keyRef); // never linked, so never seen
+            return -1; // c was replaced while we searched it
+        } catch (RuntimeException | Error e) {
+            keys.discard(keyRef);
             throw e;
         }
         if (linked != ei) {
@@ -686,7 +720,7 @@ public final class InternalOakMap<K, V> {
         int len = Codec.sizeOf(valueSerializer, value, (int) Math.min(Integer.MAX_VALUE, Refs.MAX_BLOCK_SIZE) - 16);
         long ref = values.allocate(len);
         try {
-            Codec.write(valueSerializer, value, values.segment(ref), ValueManager.dataOffset(ref), len);
+            Codec.write(valueSerializer, value, values.segment(ref), values.dataOffset(ref), len);
         } catch (RuntimeException | Error e) {
             values.discard(ref);
             throw e;
@@ -701,7 +735,7 @@ public final class InternalOakMap<K, V> {
     }
 
     private V readLocked(long ref, long lockedHeader) {
-        return Codec.read(valueSerializer, values.segment(ref), ValueManager.dataOffset(ref), values.readLength(ref));
+        return Codec.read(valueSerializer, values.segment(ref), values.dataOffset(ref), values.length(ref));
     }
 
     /**
@@ -710,17 +744,22 @@ public final class InternalOakMap<K, V> {
      * @return f's result, or {@link #gone()} if the reference is not live
      */
     <T> T readValueWith(long ref, Function<OakScopedReadBuffer, T> f) {
+        return readWith(values, ref, f);
+    }
+
+    /** Like {@link #readValueWith}, for a slice of either kind. */
+    <T> T readWith(SliceManager values, long ref, Function<OakScopedReadBuffer, T> f) {
         MemorySegment seg = values.segment(ref);
-        long base = ValueManager.dataOffset(ref);
+        long base = values.dataOffset(ref);
         SliceBuffer b = new SliceBuffer();
         while (true) {
             long h = values.readBegin(ref);
-            if (h == ValueManager.GONE) {
+            if (h == SliceManager.GONE) {
                 return gone();
             }
             T r = null;
             Throwable failure = null;
-            b.open(seg, base, values.readLength(ref), false); // validated with the bytes
+            b.open(seg, base, values.length(ref), false); // validated with the bytes
             try {
                 r = f.apply(b);
             } catch (Throwable e) {
@@ -728,9 +767,9 @@ public final class InternalOakMap<K, V> {
             } finally {
                 b.close();
             }
-            if (values.readValidate(ref, h)) {
+            if (values.readEnd(ref, h)) {
                 if (failure != null) {
-                    throw sneaky(failure);
+                    throw SliceManager.rethrow(failure);
                 }
                 return r;
             }
@@ -740,17 +779,6 @@ public final class InternalOakMap<K, V> {
     /** @return a deserialized copy of value {@code ref}, or {@link #gone()} */
     V readValue(long ref) {
         return readValueWith(ref, deserializer);
-    }
-
-    /** Rethrows any throwable unchanged (checked ones cannot come from the functional interfaces used). */
-    private static RuntimeException sneaky(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            throw r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        throw new IllegalStateException(t);
     }
 
     @SuppressWarnings("unchecked")
@@ -832,13 +860,12 @@ public final class InternalOakMap<K, V> {
 
     KeyOps<K> keys() { return keys; }
 
-    ValueManager values() { return values; }
+    SliceManager values() { return values; }
 
     ChunkIndex index() { return index; }
 
     Rebalancer rebalancer() { return rebalancer; }
 
-    MemorySegment keySegment(long keyRef) { return keys.segment(keyRef); }
 
     /** @return the number of chunks (for tests and diagnostics) */
     public int chunkCount() { return index.size(); }

@@ -2,8 +2,9 @@ package dev.oakmap.internal.map;
 
 import dev.oakmap.OakClosedException;
 import dev.oakmap.internal.chunk.Chunk;
+import dev.oakmap.internal.chunk.KeyOps;
 import dev.oakmap.internal.index.ChunkIndex;
-import dev.oakmap.internal.reclaim.ValueManager;
+import dev.oakmap.internal.reclaim.SliceManager;
 import dev.oakmap.internal.memory.Refs;
 
 import java.util.Arrays;
@@ -50,7 +51,8 @@ final class Rebalancer {
 
     private final ReentrantLock lock = new ReentrantLock();
     private final ChunkIndex index;
-    private final ValueManager values;
+    private final KeyOps<?> keys;
+    private final SliceManager values;
     private final int capacity;
     private final double ratio;
     private final BooleanSupplier closed;
@@ -60,8 +62,9 @@ final class Rebalancer {
      * @param ratio unsorted entries a chunk may take, as a fraction of its sorted ones, before it is
      *     reorganized
      */
-    Rebalancer(ChunkIndex index, ValueManager values, int capacity, double ratio, BooleanSupplier closed) {
+    Rebalancer(ChunkIndex index, KeyOps<?> keys, SliceManager values, int capacity, double ratio, BooleanSupplier closed) {
         this.index = index;
+        this.keys = keys;
         this.values = values;
         this.capacity = capacity;
         this.ratio = ratio;
@@ -105,16 +108,17 @@ final class Rebalancer {
 
     private void doRebalance(Chunk c) {
         Entries live = new Entries(capacity);
+        Entries dropped = keys.reclaims() ? new Entries(16) : null;
         Chunk[] engaged = {c};
         c.freeze();
         Chunk[] replacements;
         try {
-            copyLive(c, live);
+            copyLive(c, live, dropped);
             Chunk n = c.nextChunk;
             if (n != null && live.size < capacity / 4) {
                 engaged = new Chunk[] {c, n};
                 n.freeze();
-                copyLive(n, live);
+                copyLive(n, live, dropped);
             }
             replacements = build(c.minKey, c.minPrefix, live);
         } catch (RuntimeException | Error e) {
@@ -132,6 +136,33 @@ final class Rebalancer {
             pred.nextChunk = replacements[0];
         }
         index.replace(engaged, replacements);
+        if (dropped != null) {
+            deleteDroppedKeys(engaged, live, dropped);
+        }
+    }
+
+    /**
+     * Deletes the keys that no chunk links any more: those of the dropped entries and, after a
+     * merge, the minimum key of the absorbed chunk, but never the minimum key the first
+     * replacement inherited. Runs after the replacements are linked, so only operations still
+     * reading the released chunks (or an old index snapshot) can meet these keys; their reads
+     * fail validation and they start over ({@link dev.oakmap.internal.chunk.StaleKeyException}).
+     */
+    private void deleteDroppedKeys(Chunk[] engaged, Entries live, Entries dropped) {
+        long kept = engaged[0].minKey;
+        for (int i = 1; i < engaged.length; i++) {
+            long m = engaged[i].minKey;
+            if (m != Refs.NULL && m != kept && !live.holdsKey(m)) {
+                dropped.add(m, 0, Refs.NULL);
+            }
+        }
+        long[] refs = Arrays.copyOf(dropped.keys, dropped.size);
+        Arrays.sort(refs);
+        for (int i = 0; i < refs.length; i++) {
+            if (refs[i] != kept && (i == 0 || refs[i] != refs[i - 1])) {
+                keys.delete(refs[i]);
+            }
+        }
     }
 
     /**
@@ -141,12 +172,14 @@ final class Rebalancer {
      * copied from, which is harmless (a dead reference reads as absent and is dropped by a later
      * compaction). This keeps ingestion-only rebalances off the value slices entirely.
      */
-    private void copyLive(Chunk c, Entries out) {
+    private void copyLive(Chunk c, Entries out, Entries dropped) {
         boolean check = c.removals() > 0;
         for (int ei = c.nextEntry(Chunk.NONE); ei != Chunk.NONE; ei = c.nextEntry(ei)) {
             long v = c.valueRef(ei);
             if (v != Refs.NULL && (!check || values.isLive(v))) {
                 out.add(c.keyRef(ei), c.prefix(ei), v);
+            } else if (dropped != null) {
+                dropped.add(c.keyRef(ei), 0, Refs.NULL);
             }
         }
     }
@@ -179,6 +212,15 @@ final class Rebalancer {
             keys = new long[initial];
             prefixes = new long[initial];
             values = new long[initial];
+        }
+
+        boolean holdsKey(long k) {
+            for (int i = 0; i < size; i++) {
+                if (keys[i] == k) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         void add(long k, long p, long v) {

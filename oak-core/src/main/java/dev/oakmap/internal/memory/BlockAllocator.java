@@ -228,7 +228,7 @@ public final class BlockAllocator {
      */
     private boolean salvage(long bytes) {
         for (Kind kind : new Kind[] {Kind.VALUE, Kind.KEY}) {
-            long keep = kind == Kind.VALUE ? 8 : 0;
+            long keep = 8; // a header-bearing slice keeps its state word; harmless for the others
             AtomicReferenceArray<LongStack> lists = smallLists(kind, false);
             for (int cls = lists == null ? 0 : SMALL_CLASSES - 1; cls > 0 && (long) cls * 8 >= bytes + keep; cls--) {
                 LongStack list = lists.get(cls);

@@ -1,5 +1,6 @@
 package dev.oakmap.internal.map;
 
+import dev.oakmap.MemoryScheme;
 import dev.oakmap.OakComparator;
 import dev.oakmap.OakScopedReadBuffer;
 import dev.oakmap.OakScopedWriteBuffer;
@@ -65,7 +66,7 @@ class InternalOakMapModelTest {
     /** Maps with an even chunk capacity use prefixes, odd ones do not. */
     static InternalOakMap<Integer, int[]> newMap(int chunkCapacity) {
         OakComparator<Integer> cmp = chunkCapacity % 2 == 0 ? CMP_PREFIX : CMP;
-        return new InternalOakMap<>(INT, ARR, cmp, 64L << 20, 1 << 20, chunkCapacity, 0.5);
+        return new InternalOakMap<>(INT, ARR, cmp, 64L << 20, 1 << 20, chunkCapacity, 0.5, MemoryScheme.NOVA, MemoryScheme.NOVA);
     }
 
     static int[] val(int seed, int len) {

@@ -5,7 +5,7 @@ import dev.oakmap.OakScopedReadBuffer;
 import dev.oakmap.OakUnscopedBuffer;
 import dev.oakmap.internal.buffer.Layouts;
 import dev.oakmap.internal.buffer.SliceBuffer;
-import dev.oakmap.internal.reclaim.ValueManager;
+import dev.oakmap.internal.reclaim.SliceManager;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -13,20 +13,27 @@ import java.util.Objects;
 import java.util.function.Function;
 
 /**
- * A zero-copy view of one value slice, identified by its versioned reference. Every read is an
- * optimistic read of the slice (see {@link ValueManager}): no lock, no write to shared memory.
- * Once the reference is no longer live, every read throws {@link DeletedMemoryAccessException}.
+ * A zero-copy view of one key or value slice, identified by its reference. Every access is one
+ * read of the slice's protocol (see {@link SliceManager}): begin, read, validate, so it never
+ * returns bytes of another owner. Once the reference is no longer live (the mapping was removed,
+ * its memory perhaps reused), every read throws {@link DeletedMemoryAccessException}.
  *
  * <p>Mutable only through {@link #position} (used by stream scans to reuse one object).
  */
-final class ValueView implements OakUnscopedBuffer {
+final class SliceView implements OakUnscopedBuffer {
     private final InternalOakMap<?, ?> map;
-    private final ValueManager values;
+    private final SliceManager values;
+    private final String what;
     private long ref;
 
-    ValueView(InternalOakMap<?, ?> map, long ref) {
+    /**
+     * @param slices the manager of the slice (the map's keys or values)
+     * @param what "key" or "value", for messages
+     */
+    SliceView(InternalOakMap<?, ?> map, SliceManager slices, long ref, String what) {
         this.map = map;
-        this.values = map.values();
+        this.values = slices;
+        this.what = what;
         this.ref = ref;
     }
 
@@ -37,7 +44,7 @@ final class ValueView implements OakUnscopedBuffer {
     private long begin() {
         map.checkOpen();
         long h = values.readBegin(ref);
-        if (h == ValueManager.GONE) {
+        if (h == SliceManager.GONE) {
             throw new DeletedMemoryAccessException();
         }
         return h;
@@ -48,17 +55,17 @@ final class ValueView implements OakUnscopedBuffer {
      *     value's bounds (the length read is part of the optimistic read)
      */
     private long at(int index, int size) {
-        int len = values.readLength(ref);
+        int len = values.length(ref);
         if (index < 0 || size > len || index > len - size) {
             return -1;
         }
-        return ValueManager.dataOffset(ref) + index;
+        return values.dataOffset(ref) + index;
     }
 
     /** Called when a bound check failed: throws if the check was made on consistent data. */
     private void outOfBounds(long h, int index, int size) {
-        if (values.readValidate(ref, h)) {
-            throw new IndexOutOfBoundsException("index " + index + " size " + size + " out of a value of "
+        if (values.readEnd(ref, h)) {
+            throw new IndexOutOfBoundsException("index " + index + " size " + size + " out of a " + what + " of "
                     + capacity() + " bytes");
         }
     }
@@ -68,8 +75,8 @@ final class ValueView implements OakUnscopedBuffer {
         try {
             while (true) {
                 long h = begin();
-                int len = values.readLength(ref);
-                if (values.readValidate(ref, h)) return len;
+                int len = values.length(ref);
+                if (values.readEnd(ref, h)) return len;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -85,7 +92,7 @@ final class ValueView implements OakUnscopedBuffer {
                 long at = at(index, 1);
                 if (at < 0) { outOfBounds(h, index, 1); continue; }
                 byte v = s.get(ValueLayout.JAVA_BYTE, at);
-                if (values.readValidate(ref, h)) return v;
+                if (values.readEnd(ref, h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -101,7 +108,7 @@ final class ValueView implements OakUnscopedBuffer {
                 long at = at(index, 2);
                 if (at < 0) { outOfBounds(h, index, 2); continue; }
                 char v = s.get(Layouts.CHAR, at);
-                if (values.readValidate(ref, h)) return v;
+                if (values.readEnd(ref, h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -117,7 +124,7 @@ final class ValueView implements OakUnscopedBuffer {
                 long at = at(index, 2);
                 if (at < 0) { outOfBounds(h, index, 2); continue; }
                 short v = s.get(Layouts.SHORT, at);
-                if (values.readValidate(ref, h)) return v;
+                if (values.readEnd(ref, h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -133,7 +140,7 @@ final class ValueView implements OakUnscopedBuffer {
                 long at = at(index, 4);
                 if (at < 0) { outOfBounds(h, index, 4); continue; }
                 int v = s.get(Layouts.INT, at);
-                if (values.readValidate(ref, h)) return v;
+                if (values.readEnd(ref, h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -149,7 +156,7 @@ final class ValueView implements OakUnscopedBuffer {
                 long at = at(index, 8);
                 if (at < 0) { outOfBounds(h, index, 8); continue; }
                 long v = s.get(Layouts.LONG, at);
-                if (values.readValidate(ref, h)) return v;
+                if (values.readEnd(ref, h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -176,7 +183,7 @@ final class ValueView implements OakUnscopedBuffer {
                 long at = at(index, length);
                 if (at < 0) { outOfBounds(h, index, length); continue; }
                 MemorySegment.copy(s, ValueLayout.JAVA_BYTE, at, dst, offset, length);
-                if (values.readValidate(ref, h)) return;
+                if (values.readEnd(ref, h)) return;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -188,7 +195,7 @@ final class ValueView implements OakUnscopedBuffer {
         Objects.requireNonNull(transformer, "transformer");
         T result;
         try {
-            result = map.readValueWith(ref, transformer);
+            result = map.readWith(values, ref, transformer);
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
         }
@@ -200,16 +207,6 @@ final class ValueView implements OakUnscopedBuffer {
 
     @Override
     public String toString() {
-        return "OakUnscopedBuffer[value]";
-    }
-
-    /** Shared by views: run {@code f} over a scoped read-only window. */
-    static <T> T applyScoped(Function<OakScopedReadBuffer, T> f, MemorySegment seg, long base, int len) {
-        SliceBuffer b = new SliceBuffer(seg, base, len, false);
-        try {
-            return f.apply(b);
-        } finally {
-            b.close();
-        }
+        return "OakUnscopedBuffer[" + what + "]";
     }
 }

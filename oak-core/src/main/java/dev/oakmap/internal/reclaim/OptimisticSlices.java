@@ -1,0 +1,208 @@
+package dev.oakmap.internal.reclaim;
+
+import dev.oakmap.MemoryScheme;
+import dev.oakmap.internal.memory.BlockAllocator;
+import dev.oakmap.internal.memory.Refs;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+
+/**
+ * Slices with a versioned header, optimistic (seqlock-style) readers and CAS-locked writers: the
+ * {@link MemoryScheme#NOVA} scheme when built with a {@link Nova} reclaimer, and the
+ * {@link MemoryScheme#GROW_ONLY} scheme for values when built without one (deleted slices are
+ * then never reused).
+ *
+ * <h2>Layout</h2>
+ * A slice is a 12-byte header followed by the data, {@code align8(12 + length)} bytes in all,
+ * starting 8-aligned. The header is an 8-byte <em>state word</em>, always accessed with the
+ * aligned {@link ValueLayout#JAVA_LONG} layout (so it never straddles a cache line), then the
+ * length as a plain 4-byte int:
+ * <pre>
+ *  63            36  35        34                 0   | 4 bytes
+ * +----------------+---------+---------------------+  +--------+
+ * | version (28)   | DELETED | write sequence (35) |  | length |
+ * +----------------+---------+---------------------+  +--------+
+ * </pre>
+ * The version is the reclaimer's era when the slice was allocated; a reference carries it in its
+ * aux field. The write sequence is odd while a writer holds the slice and grows by two with
+ * every write, so a reader can tell that a write happened during its read even if the word looks
+ * the same otherwise.
+ *
+ * <h2>Protocol and memory ordering</h2>
+ * <ul>
+ * <li><b>Read</b> (no CAS, nothing written to shared memory): read the word with acquire; if the
+ *     sequence is odd wait, if the reference is not live report {@link #GONE}; read the length and
+ *     bytes; {@link VarHandle#acquireFence()} so those reads complete before the re-read; re-read
+ *     the word: unchanged means the bytes were the slice's and untorn.
+ * <li><b>Write</b>: announce the slice to the reclaimer (a volatile store: a full fence, so the
+ *     announcement is visible before the header is checked), CAS the word from a live, even
+ *     sequence to the next (odd) one, mutate, then store the following even sequence with release
+ *     semantics and withdraw the announcement.
+ * <li><b>Delete</b>: under the write lock, store DELETED with release semantics, then hand the
+ *     slice to the reclaimer. The Nova reclaimer returns it to the allocator only after advancing
+ *     its era and finding no writer announcing it; a reallocated slice gets the new era as its
+ *     version, so every stale reference fails its version check. Headers never move: the
+ *     allocator reuses a slice only as a slice of the same size and kind.
+ * </ul>
+ * Versions wrap after 2^28 eras; a reference held across that many reclamation rounds could be
+ * fooled, which we accept. Write sequences wrap after 2^34 writes, far more than can happen
+ * during one read.
+ */
+public final class OptimisticSlices extends SliceManager {
+
+    private static final VarHandle STATE = ValueLayout.JAVA_LONG.varHandle();
+    private static final long SEQ_MASK = (1L << 35) - 1;
+    private static final long DELETED = 1L << 35;
+    private static final int VERSION_SHIFT = 36;
+
+    /** Null for grow-only: deleted slices stay deleted. */
+    private final Nova nova;
+
+    OptimisticSlices(BlockAllocator allocator, BlockAllocator.Kind kind, Nova nova) {
+        super(allocator, kind);
+        this.nova = nova;
+    }
+
+    @Override public MemoryScheme scheme() { return nova == null ? MemoryScheme.GROW_ONLY : MemoryScheme.NOVA; }
+
+    @Override public boolean reclaims() { return nova != null; }
+
+    /** @return the reclaimer, or null (grow-only) */
+    public Nova nova() { return nova; }
+
+    @Override
+    public long sliceBytes(int length) {
+        return Refs.align8(HEADER_BYTES + (long) length);
+    }
+
+    @Override
+    public long allocate(int length) {
+        long ref = allocator.allocate(sliceBytes(length), kind);
+        MemorySegment seg = allocator.segment(ref);
+        long off = Refs.offset(ref);
+        int version = nova == null ? 1 : nova.version();
+        STATE.setVolatile(seg, off, (long) version << VERSION_SHIFT);
+        VarHandle.storeStoreFence(); // the new version is visible before any byte of the new owner
+        seg.set(ValueLayout.JAVA_INT, off + 8, length);
+        return Refs.withAux(ref, version);
+    }
+
+    @Override
+    public void discard(long ref) {
+        MemorySegment seg = allocator.segment(ref);
+        long off = Refs.offset(ref);
+        long h = (long) STATE.getAcquire(seg, off);
+        int length = seg.get(ValueLayout.JAVA_INT, off + 8);
+        STATE.setRelease(seg, off, (h & ~SEQ_MASK) | DELETED);
+        allocator.free(ref, sliceBytes(length), kind); // private: no other thread holds it
+    }
+
+    @Override
+    public long dataOffset(long ref) {
+        return Refs.offset(ref) + HEADER_BYTES;
+    }
+
+    @Override
+    public int length(long ref) {
+        return allocator.segment(ref).get(ValueLayout.JAVA_INT, Refs.offset(ref) + 8);
+    }
+
+    private static int version(long state) {
+        return (int) (state >>> VERSION_SHIFT) & Refs.MAX_AUX;
+    }
+
+    private static boolean liveFor(long state, long ref) {
+        return (state & DELETED) == 0 && version(state) == Refs.aux(ref);
+    }
+
+    private static boolean writing(long state) {
+        return (state & 1) != 0;
+    }
+
+    private static long nextSeq(long state) {
+        return (state & ~SEQ_MASK) | ((state + 1) & SEQ_MASK);
+    }
+
+    @Override
+    public boolean isLive(long ref) {
+        return liveFor((long) STATE.getAcquire(allocator.segment(ref), Refs.offset(ref)), ref);
+    }
+
+    @Override
+    public long readBegin(long ref) {
+        MemorySegment seg = allocator.segment(ref);
+        long off = Refs.offset(ref);
+        for (int spins = 0; ; spins++) {
+            long h = (long) STATE.getAcquire(seg, off);
+            if (!liveFor(h, ref)) {
+                return GONE;
+            }
+            if (!writing(h)) {
+                return h;
+            }
+            backOff(spins);
+        }
+    }
+
+    @Override
+    public boolean readEnd(long ref, long token) {
+        VarHandle.acquireFence(); // the reads of the data happen before the re-read of the state
+        return (long) STATE.getOpaque(allocator.segment(ref), Refs.offset(ref)) == token;
+    }
+
+    @Override
+    public long lockWrite(long ref) {
+        MemorySegment seg = allocator.segment(ref);
+        long off = Refs.offset(ref);
+        if (nova != null) {
+            nova.announce(ref);
+        }
+        for (int spins = 0; ; spins++) {
+            long h = (long) STATE.getAcquire(seg, off);
+            if (!liveFor(h, ref)) {
+                withdraw();
+                return GONE;
+            }
+            if (!writing(h)) {
+                long locked = nextSeq(h);
+                if (STATE.compareAndSet(seg, off, h, locked)) {
+                    return locked;
+                }
+            }
+            backOff(spins);
+        }
+    }
+
+    private void withdraw() {
+        if (nova != null) {
+            nova.withdraw();
+        }
+    }
+
+    @Override
+    public void unlock(long ref, long locked) {
+        STATE.setRelease(allocator.segment(ref), Refs.offset(ref), nextSeq(locked));
+        withdraw();
+    }
+
+    @Override
+    public void unlock(long ref, long locked, int newLength) {
+        MemorySegment seg = allocator.segment(ref);
+        seg.set(ValueLayout.JAVA_INT, Refs.offset(ref) + 8, newLength);
+        STATE.setRelease(seg, Refs.offset(ref), nextSeq(locked));
+        withdraw();
+    }
+
+    @Override
+    public void deleteLocked(long ref, long locked) {
+        MemorySegment seg = allocator.segment(ref);
+        int length = seg.get(ValueLayout.JAVA_INT, Refs.offset(ref) + 8);
+        STATE.setRelease(seg, Refs.offset(ref), nextSeq(locked) | DELETED);
+        withdraw();
+        if (nova != null) {
+            nova.retire(ref, sliceBytes(length));
+        } // grow-only: the slice stays allocated, and deleted, until the map is closed
+    }
+}

@@ -1,0 +1,168 @@
+package dev.oakmap.internal.reclaim;
+
+import dev.oakmap.MemoryScheme;
+import dev.oakmap.internal.memory.BlockAllocator;
+import dev.oakmap.internal.memory.Refs;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The memory-management seam: how off-heap slices (keys or values) are allocated, read, written,
+ * deleted and reused while other threads may still hold references to them. One instance serves
+ * one kind of slice of one map; {@link #create} picks the implementation for a
+ * {@link MemoryScheme}.
+ *
+ * <h2>References</h2>
+ * A reference is one {@code long} ({@link Refs}): block, offset, and an aux field that holds the
+ * slice's version (or, for header-less slices, its length). A reference is <em>live</em> while the
+ * slice's header holds the same version and no DELETED mark. Copies of a reference may be held
+ * anywhere, for any time; the manager never trusts them, it checks them.
+ *
+ * <h2>Protocol</h2>
+ * <ul>
+ * <li><b>Read</b>: {@code t = readBegin(ref)} ({@link #GONE} if not live), read the length and
+ *     bytes, then {@code readEnd(ref, t)}. If that returns false the bytes read may be torn or
+ *     foreign: discard everything computed from them (including exceptions) and retry.
+ * <li><b>Write</b>: {@code h = lockWrite(ref)} ({@link #GONE} if not live), write, then
+ *     {@link #unlock} or {@link #deleteLocked}. Writers exclude each other and deleters.
+ * <li><b>Private</b> slices (allocated, not yet visible to other threads) are written directly
+ *     and given back with {@link #discard}.
+ * </ul>
+ * Subclasses say which memory orderings make each step safe.
+ */
+public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSlices, HeaderlessSlices {
+
+    /** Returned by {@link #readBegin} and {@link #lockWrite} when the reference is not live. */
+    public static final long GONE = -1L;
+
+    /** Size of a slice header, where there is one: an aligned 8-byte state word and a 4-byte length. */
+    public static final int HEADER_BYTES = 12;
+
+    private static final int SPINS_BEFORE_YIELD = 128;
+
+    protected final BlockAllocator allocator;
+    protected final BlockAllocator.Kind kind;
+
+    SliceManager(BlockAllocator allocator, BlockAllocator.Kind kind) {
+        this.allocator = allocator;
+        this.kind = kind;
+    }
+
+    /**
+     * @param scheme the scheme
+     * @param allocator where slices come from
+     * @param kind what the slices hold; keys are never written after they are published
+     * @return a manager for slices of {@code kind} under {@code scheme}
+     */
+    public static SliceManager create(MemoryScheme scheme, BlockAllocator allocator, BlockAllocator.Kind kind) {
+        return switch (scheme) {
+            case GROW_ONLY -> kind == BlockAllocator.Kind.KEY
+                    ? new HeaderlessSlices(allocator, kind)
+                    : new OptimisticSlices(allocator, kind, null);
+            case LOCK_BASED -> new LockBasedSlices(allocator, kind);
+            case NOVA -> new OptimisticSlices(allocator, kind, new Nova(allocator, kind));
+        };
+    }
+
+    /** @return the scheme this manager implements */
+    public abstract MemoryScheme scheme();
+
+    /** @return true if deleted slices may be reused while the map lives (so stale reads can happen) */
+    public abstract boolean reclaims();
+
+    /** @return bytes a slice holding {@code length} bytes of data occupies */
+    public abstract long sliceBytes(int length);
+
+    /**
+     * Allocates a private slice for {@code length} bytes of data.
+     *
+     * @return a live reference; the caller writes the data before publishing it
+     */
+    public abstract long allocate(int length);
+
+    /** Gives back a slice that was never published, or is no longer reachable by anyone. */
+    public abstract void discard(long ref);
+
+    /** @return the segment holding {@code ref} */
+    public final MemorySegment segment(long ref) {
+        return allocator.segment(ref);
+    }
+
+    /** @return the offset of the first data byte of {@code ref} in its segment */
+    public abstract long dataOffset(long ref);
+
+    /**
+     * @return the data length; meaningful under the write lock, for a private slice, or inside a
+     *     read (to be validated like the bytes)
+     */
+    public abstract int length(long ref);
+
+    /** @return a token for {@link #readEnd}, or {@link #GONE} if {@code ref} is not live */
+    public abstract long readBegin(long ref);
+
+    /** Ends a read. @return true if what was read between the two calls is the slice's, untorn */
+    public abstract boolean readEnd(long ref, long token);
+
+    /** @return true if {@code ref} is live right now (a snapshot) */
+    public abstract boolean isLive(long ref);
+
+    /**
+     * Takes the write lock of a live slice.
+     *
+     * @return the locked state to pass to {@link #unlock} or {@link #deleteLocked}, or {@link #GONE}
+     */
+    public abstract long lockWrite(long ref);
+
+    /** Releases the write lock, publishing what was written under it. */
+    public abstract void unlock(long ref, long locked);
+
+    /** Records a new length (same slice size) and releases the write lock. */
+    public abstract void unlock(long ref, long locked, int newLength);
+
+    /** Marks a locked slice deleted (a removal's linearization point) and retires it for reuse. */
+    public abstract void deleteLocked(long ref, long locked);
+
+    /**
+     * Deletes a published slice that is never written (a key the rebalancer dropped).
+     *
+     * @return true if this call deleted it, false if it was not live
+     */
+    public boolean delete(long ref) {
+        long h = lockWrite(ref);
+        if (h == GONE) {
+            return false;
+        }
+        deleteLocked(ref, h);
+        return true;
+    }
+
+    /**
+     * Reads the first word of a slice with no ordering, only to bring its cache line in early
+     * (scans call it a few entries ahead so that misses overlap).
+     */
+    public final long touch(long ref) {
+        return allocator.segment(ref).get(java.lang.foreign.ValueLayout.JAVA_LONG, Refs.offset(ref));
+    }
+
+    /**
+     * Rethrows, unchanged, a throwable that user code raised during a read that then validated
+     * (so it was raised on consistent bytes and belongs to the caller).
+     */
+    public static RuntimeException rethrow(Throwable t) {
+        if (t instanceof RuntimeException r) {
+            throw r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        throw new IllegalStateException(t); // checked: cannot come from the functional interfaces used
+    }
+
+    static void backOff(int spins) {
+        if (spins < SPINS_BEFORE_YIELD) {
+            Thread.onSpinWait();
+        } else {
+            Thread.yield();
+        }
+    }
+}
