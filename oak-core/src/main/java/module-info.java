@@ -4,10 +4,12 @@
  *
  * <p>{@code dev.oakmap} holds the map and its API ({@code OakMap}, {@code OakMapBuilder}, the
  * buffers, serializer and comparator interfaces, the exceptions); {@code dev.oakmap.common} holds
- * ready-made serializers and comparators. Everything under {@code dev.oakmap.internal} is an
+ * ready-made serializers and comparators; {@code dev.oakmap.somar} offers the map's safe off-heap
+ * memory management (SOMAR, with Nova) to other data structures. Everything under {@code dev.oakmap.internal} is an
  * implementation detail and is not exported.
  */
 module dev.oakmap {
     exports dev.oakmap;
     exports dev.oakmap.common;
+    exports dev.oakmap.somar;
 }

@@ -14,4 +14,9 @@ public class DeletedMemoryAccessException extends ConcurrentModificationExceptio
     public DeletedMemoryAccessException() {
         super("the value viewed by this buffer was removed from the map");
     }
+
+    /** Creates the exception with the given message. */
+    public DeletedMemoryAccessException(String message) {
+        super(message);
+    }
 }

@@ -1,0 +1,152 @@
+package dev.oakmap.internal.reclaim;
+
+import dev.oakmap.DeletedMemoryAccessException;
+import dev.oakmap.MemoryScheme;
+import dev.oakmap.OakClosedException;
+import dev.oakmap.OakScopedReadBuffer;
+import dev.oakmap.OakScopedWriteBuffer;
+import dev.oakmap.internal.buffer.SliceBuffer;
+import dev.oakmap.internal.memory.BlockAllocator;
+import dev.oakmap.internal.memory.BlockPool;
+import dev.oakmap.somar.Somar;
+
+import java.util.Objects;
+import java.util.function.Function;
+
+/**
+ * The public {@link Somar} over a {@link SliceManager} of its own: each method is one step of the
+ * manager's protocol with a scoped buffer around the user's function.
+ */
+public final class SomarSlices implements Somar {
+    private static final long BLOCK_SIZE = 8L << 20;
+
+    private final BlockAllocator allocator;
+    private final SliceManager slices;
+    private volatile boolean closed;
+
+    public SomarSlices(MemoryScheme scheme, long capacityBytes) {
+        Objects.requireNonNull(scheme, "scheme");
+        this.allocator = new BlockAllocator(BlockPool.shared(), Math.min(BLOCK_SIZE, Math.max(4096, capacityBytes)), capacityBytes);
+        this.slices = SliceManager.create(scheme, allocator, BlockAllocator.Kind.VALUE);
+    }
+
+    @Override
+    public long allocate(int length) {
+        checkOpen();
+        if (length < 0) {
+            throw new IllegalArgumentException("negative length: " + length);
+        }
+        return slices.allocate(length);
+    }
+
+    @Override
+    public <R> R read(long pointer, Function<? super OakScopedReadBuffer, ? extends R> reader) {
+        Objects.requireNonNull(reader, "reader");
+        checkOpen();
+        SliceBuffer b = new SliceBuffer();
+        try {
+            while (true) {
+                long t = slices.readBegin(pointer);
+                if (t == SliceManager.GONE) {
+                    throw deleted();
+                }
+                R r = null;
+                Throwable failure = null;
+                b.open(slices.segment(pointer), slices.dataOffset(pointer), slices.length(pointer), false);
+                try {
+                    r = reader.apply(b);
+                } catch (Throwable e) {
+                    failure = e; // judged after validation
+                } finally {
+                    b.close();
+                }
+                if (slices.readEnd(pointer, t)) {
+                    if (failure != null) {
+                        throw SliceManager.rethrow(failure);
+                    }
+                    return r;
+                }
+            }
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    @Override
+    public <R> R write(long pointer, Function<? super OakScopedWriteBuffer, ? extends R> writer) {
+        Objects.requireNonNull(writer, "writer");
+        checkOpen();
+        try {
+            long h = slices.lockWrite(pointer);
+            if (h == SliceManager.GONE) {
+                throw deleted();
+            }
+            SliceBuffer b = new SliceBuffer(slices.segment(pointer), slices.dataOffset(pointer), slices.length(pointer), true);
+            try {
+                return writer.apply(b);
+            } finally {
+                b.close();
+                slices.unlock(pointer, h);
+            }
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    @Override
+    public boolean delete(long pointer) {
+        checkOpen();
+        try {
+            return slices.delete(pointer);
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    @Override
+    public <R> R writePrivate(long pointer, Function<? super OakScopedWriteBuffer, ? extends R> writer) {
+        Objects.requireNonNull(writer, "writer");
+        checkOpen();
+        SliceBuffer b = new SliceBuffer(slices.segment(pointer), slices.dataOffset(pointer), slices.length(pointer), true);
+        try {
+            return writer.apply(b);
+        } finally {
+            b.close();
+        }
+    }
+
+    @Override
+    public void deletePrivate(long pointer) {
+        checkOpen();
+        slices.discard(pointer);
+    }
+
+    @Override
+    public int length(long pointer) {
+        return read(pointer, OakScopedReadBuffer::capacity);
+    }
+
+    @Override public long memoryUsed() { return allocator.usedBytes(); }
+
+    @Override public long memoryReserved() { return allocator.reservedBytes(); }
+
+    @Override
+    public synchronized void close() {
+        closed = true;
+        allocator.close();
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new OakClosedException();
+        }
+    }
+
+    private RuntimeException closedOr(IllegalStateException e) {
+        return closed ? new OakClosedException(e) : e;
+    }
+
+    private static DeletedMemoryAccessException deleted() {
+        return new DeletedMemoryAccessException("the slice was deleted");
+    }
+}

@@ -1,0 +1,120 @@
+package dev.oakmap.somar;
+
+import dev.oakmap.DeletedMemoryAccessException;
+import dev.oakmap.MemoryScheme;
+import dev.oakmap.OakClosedException;
+import dev.oakmap.OakOutOfMemoryException;
+import dev.oakmap.OakScopedReadBuffer;
+import dev.oakmap.OakScopedWriteBuffer;
+import dev.oakmap.internal.reclaim.SomarSlices;
+
+import java.util.function.Function;
+
+/**
+ * Safe off-heap memory allocation and reclamation (SOMAR, from the Nova thesis): the memory
+ * manager of {@code OakMap}, offered to other data structures that keep data off-heap and
+ * reference it from on-heap structures.
+ *
+ * <p>A slice is addressed by a <em>safe pointer</em>, a plain {@code long} that may be copied and
+ * stored anywhere (in {@code long[]} arrays, fields, other slices) without telling the manager.
+ * A slice may be deleted while other threads still hold safe pointers to it, and its memory then
+ * reused; every later access through an old pointer fails with
+ * {@link DeletedMemoryAccessException}, never returning or changing the bytes of the new owner.
+ *
+ * <ul>
+ * <li>{@link #allocate} returns a pointer to a new, <em>private</em> slice: no other thread can
+ *     reach it until the caller publishes the pointer. Fill it with {@link #writePrivate}; if
+ *     publishing fails, give it back with {@link #deletePrivate}. Private methods skip all
+ *     synchronization; calling them on a published slice is a bug this class cannot detect.
+ * <li>{@link #read} runs a function over the slice and returns its result. Under
+ *     {@link MemoryScheme#NOVA} the read is optimistic: the function may run more than once, and
+ *     may see torn bytes on runs whose result is then discarded, so it must be free of side
+ *     effects and tolerate garbage (an exception it throws on such a run is discarded too).
+ * <li>{@link #write} runs a function over the slice under the slice's write lock: writes to one
+ *     slice are atomic with respect to each other and to reads.
+ * <li>{@link #delete} deletes a published slice; exactly one of several concurrent deletes wins.
+ * </ul>
+ * Buffers handed to the functions are valid only during the call. Calls must not be nested
+ * (a function must not call back into the same manager). All methods are thread-safe.
+ *
+ * <pre>{@code
+ * try (Somar memory = Somar.create(MemoryScheme.NOVA, 1L << 30)) {
+ *     long p = memory.allocate(16);
+ *     memory.writePrivate(p, b -> { b.putLong(0, 42); return null; });
+ *     shared.publish(p);                                  // now other threads may use it
+ *     long v = memory.read(p, b -> b.getLong(0));         // 42, or DeletedMemoryAccessException
+ *     memory.write(p, b -> { b.putLong(8, v + 1); return null; });
+ *     memory.delete(p);
+ * }
+ * }</pre>
+ * See {@code dev.oakmap.bench.somar.LinkedListMap} in the benchmark module for a concurrent
+ * sorted linked-list map built on this interface.
+ */
+public interface Somar extends AutoCloseable {
+
+    /**
+     * Creates a manager with its own off-heap blocks.
+     *
+     * @param scheme how deleted slices are reused ({@link MemoryScheme#NOVA} is the lock-free one)
+     * @param capacityBytes the most off-heap memory it may hold
+     * @return a new manager; close it to give the memory back
+     */
+    static Somar create(MemoryScheme scheme, long capacityBytes) {
+        return new SomarSlices(scheme, capacityBytes);
+    }
+
+    /**
+     * Allocates a private slice of {@code length} bytes (contents unspecified).
+     *
+     * @return its safe pointer
+     * @throws OakOutOfMemoryException if the capacity is exhausted
+     * @throws OakClosedException if closed
+     */
+    long allocate(int length);
+
+    /**
+     * Reads the slice with {@code reader}.
+     *
+     * @return what {@code reader} returned on a run over consistent bytes
+     * @throws DeletedMemoryAccessException if the slice was deleted
+     */
+    <R> R read(long pointer, Function<? super OakScopedReadBuffer, ? extends R> reader);
+
+    /**
+     * Writes the slice with {@code writer}, under its write lock.
+     *
+     * @return what {@code writer} returned
+     * @throws DeletedMemoryAccessException if the slice was deleted
+     */
+    <R> R write(long pointer, Function<? super OakScopedWriteBuffer, ? extends R> writer);
+
+    /**
+     * Deletes a published slice. Its memory is reused once no thread can be writing it; readers
+     * holding its pointer fail from now on.
+     *
+     * @return true if this call deleted it, false if it was already deleted
+     */
+    boolean delete(long pointer);
+
+    /** Writes a slice that no other thread can reach yet, without synchronization. */
+    <R> R writePrivate(long pointer, Function<? super OakScopedWriteBuffer, ? extends R> writer);
+
+    /** Gives back a slice that no other thread can reach (never published). */
+    void deletePrivate(long pointer);
+
+    /**
+     * @return the slice's length in bytes
+     * @throws DeletedMemoryAccessException if the slice was deleted
+     */
+    int length(long pointer);
+
+    /** @return off-heap bytes in live slices and in slices deleted but not yet reusable */
+    long memoryUsed();
+
+    /** @return off-heap bytes of blocks held */
+    long memoryReserved();
+
+    /** Frees all memory; later calls throw {@link OakClosedException}. Idempotent. */
+    @Override
+    void close();
+}

@@ -1,0 +1,377 @@
+package dev.oakmap;
+
+import dev.oakmap.TestMaps.Blob;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.util.ArrayList;
+import java.util.ConcurrentModificationException;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Memory reclamation under every {@link MemoryScheme}, for keys and for values.
+ *
+ * <ul>
+ *   <li>{@link #noForeignReads}: keys and values are {@link Blob}s that name their key and carry a
+ *       checksum. Writers put (with new sizes, so values move), remove, re-insert and update in
+ *       place; readers get, scan, and keep old zero-copy views of keys and values to read again
+ *       later, after their memory may have been reused. Every read must return an intact blob of
+ *       the right key, or throw {@link ConcurrentModificationException}: zero foreign reads.</li>
+ *   <li>{@link #churnKeepsMemoryFlat}: put/remove at a steady live size: with Nova or lock-based
+ *       keys and values, memory in use stays within 25% of the live data plus a fixed
+ *       allowance; with grow-only it grows with the churn.</li>
+ *   <li>{@link #stalledWriterDoesNotStopReclamation}: a thread stopped inside an in-place update
+ *       (after removing some entries itself) does not stop the reclamation of everything else.</li>
+ * </ul>
+ * Seeded ({@code -Doak.test.seed}); {@code -Doak.stress.scale=N} runs N times longer.
+ */
+class ReclamationTest {
+
+    private static final MemoryScheme G = MemoryScheme.GROW_ONLY;
+    private static final MemoryScheme L = MemoryScheme.LOCK_BASED;
+    private static final MemoryScheme N = MemoryScheme.NOVA;
+
+    /** Keys are blobs too: the key's id, a fixed sequence, a length that depends on the id. */
+    static Blob key(int id) {
+        return new Blob(id, 7, 4 + Math.floorMod(id, 5) * 12);
+    }
+
+    static final OakComparator<Blob> KEY_ORDER = new OakComparator<>() {
+        @Override
+        public int compareKeys(Blob a, Blob b) {
+            return Integer.compare(a.key(), b.key());
+        }
+
+        @Override
+        public int compareSerializedKeys(OakScopedReadBuffer a, OakScopedReadBuffer b) {
+            return Integer.compare(a.getInt(0), b.getInt(0));
+        }
+
+        @Override
+        public int compareKeyAndSerializedKey(Blob key, OakScopedReadBuffer b) {
+            return Integer.compare(key.key(), b.getInt(0));
+        }
+    };
+
+    static OakMap<Blob, Blob> map(MemoryScheme keys, MemoryScheme values, int chunkCapacity, long capacity) {
+        return new OakMapBuilder<>(TestMaps.BLOB_VAL, TestMaps.BLOB_VAL, KEY_ORDER)
+                .keyMemory(keys).valueMemory(values)
+                .chunkCapacity(chunkCapacity).memoryCapacity(capacity).blockSize(1 << 20)
+                .build();
+    }
+
+    static Stream<Arguments> allSchemePairs() {
+        List<Arguments> out = new ArrayList<>();
+        for (long seed : TestMaps.seeds(0x5EED_0003L)) {
+            for (MemoryScheme k : MemoryScheme.values()) {
+                for (MemoryScheme v : MemoryScheme.values()) {
+                    out.add(Arguments.of(k, v, seed));
+                }
+            }
+        }
+        return out.stream();
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    @ParameterizedTest(name = "keys={0} values={1} seed={2}")
+    @MethodSource("allSchemePairs")
+    void noForeignReads(MemoryScheme keys, MemoryScheme values, long seed) throws Exception {
+        int range = 300;
+        long millis = 700L * TestMaps.scale();
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong staleFailures = new AtomicLong();
+        AtomicLong staleReads = new AtomicLong();
+        try (OakMap<Blob, Blob> map = map(keys, values, 8, 64L << 20)) {
+            List<TestMaps.Task> tasks = new ArrayList<>();
+            for (int w = 0; w < 2; w++) {
+                long s = seed * 31 + w;
+                int writerId = w;
+                tasks.add(() -> writer(map, range, new SplittableRandom(s), stop, writerId));
+            }
+            for (int r = 0; r < 2; r++) {
+                long s = seed * 37 + r;
+                tasks.add(() -> reader(map, range, new SplittableRandom(s), stop, staleFailures, staleReads));
+            }
+            tasks.add(() -> {
+                Thread.sleep(millis);
+                stop.set(true);
+            });
+            TestMaps.runConcurrently("keys=" + keys + " values=" + values + " seed=" + seed, 120, tasks);
+            // quiescent: everything left must read back intact, through every path
+            for (Map.Entry<Blob, Blob> e : map.entrySet()) {
+                e.getValue().ofKey(e.getKey().key());
+            }
+            for (Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer> e : map.zc().entrySet()) {
+                Blob k = Blob.read(e.getKey());
+                Blob.read(e.getValue()).ofKey(k.key());
+            }
+        }
+        assertTrue(staleFailures.get() > 0, "old views were read after their mappings were removed");
+    }
+
+    private static void writer(OakMap<Blob, Blob> map, int range, SplittableRandom rnd, AtomicBoolean stop, int w) {
+        long seq = (long) w << 40;
+        while (!stop.get()) {
+            int id = rnd.nextInt(range);
+            int len = rnd.nextInt(4) == 0 ? rnd.nextInt(200) : 40;
+            switch (rnd.nextInt(6)) {
+                case 0, 1 -> map.put(key(id), new Blob(id, ++seq, len));
+                case 2 -> map.remove(key(id));
+                case 3 -> map.zc().putIfAbsent(key(id), new Blob(id, ++seq, len));
+                case 4 -> {
+                    long next = ++seq;
+                    map.zc().computeIfPresent(key(id), b -> {
+                        int l = b.getInt(12);
+                        new Blob(id, next, l).write(b); // same size: in place
+                    });
+                }
+                default -> map.zc().remove(key(id));
+            }
+        }
+    }
+
+    private static void reader(OakMap<Blob, Blob> map, int range, SplittableRandom rnd, AtomicBoolean stop,
+                               AtomicLong staleFailures, AtomicLong staleReads) {
+        OakUnscopedBuffer[] oldValues = new OakUnscopedBuffer[64];
+        int[] oldValueKeys = new int[64];
+        OakUnscopedBuffer[] oldKeys = new OakUnscopedBuffer[64];
+        int[] oldKeyIds = new int[64];
+        int n = 0;
+        while (!stop.get()) {
+            int id = rnd.nextInt(range);
+            int slot = n++ & 63;
+            switch (rnd.nextInt(5)) {
+                case 0 -> {
+                    Blob v = map.get(key(id));
+                    if (v != null) {
+                        v.ofKey(id);
+                    }
+                }
+                case 1 -> {
+                    OakUnscopedBuffer view = map.zc().get(key(id));
+                    if (view != null) {
+                        oldValues[slot] = view;
+                        oldValueKeys[slot] = id;
+                        readOld(view, id, staleFailures, staleReads);
+                    }
+                }
+                case 2 -> { // a short zero-copy scan, keeping some views for later
+                    Iterator<Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer>> it =
+                            map.zc().entrySet().iterator();
+                    for (int i = 0; i < 20 && it.hasNext(); i++) {
+                        Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer> e = it.next();
+                        try {
+                            int k = Blob.read(e.getKey()).key();
+                            oldKeys[(slot + i) & 63] = e.getKey();
+                            oldKeyIds[(slot + i) & 63] = k;
+                            e.getValue().transform(Blob::read).ofKey(k);
+                        } catch (ConcurrentModificationException gone) {
+                            staleFailures.incrementAndGet(); // removed after the iterator reached it
+                        }
+                    }
+                }
+                case 3 -> { // a descending stream scan from a random key, with the copying API
+                    for (Map.Entry<Blob, Blob> e : map.headMap(key(id), true).descendingMap().entrySet()) {
+                        e.getValue().ofKey(e.getKey().key());
+                        if (rnd.nextInt(8) == 0) {
+                            break;
+                        }
+                    }
+                }
+                default -> { // re-read old views, whose mappings may be long gone
+                    for (int i = 0; i < 4; i++) {
+                        int s = rnd.nextInt(64);
+                        if (oldValues[s] != null) {
+                            readOld(oldValues[s], oldValueKeys[s], staleFailures, staleReads);
+                        }
+                        if (oldKeys[s] != null) {
+                            try {
+                                Blob k = Blob.read(oldKeys[s]);
+                                assertEquals(oldKeyIds[s], k.key(), "an old key view shows another key");
+                                staleReads.incrementAndGet();
+                            } catch (ConcurrentModificationException gone) {
+                                staleFailures.incrementAndGet();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Reads an old value view: atomically through {@code transform} (must be an intact blob of
+     * {@code id}), then one field on its own (the key field, which no write of {@code id} changes).
+     * Reading the whole blob field by field is not done: each access is atomic on its own, so a
+     * concurrent in-place update between two of them would legitimately mix two writes.
+     */
+    private static void readOld(OakUnscopedBuffer view, int id, AtomicLong staleFailures, AtomicLong staleReads) {
+        try {
+            view.transform(Blob::read).ofKey(id);
+            assertEquals(id, view.getInt(0), "a view shows another key's value");
+            staleReads.incrementAndGet();
+        } catch (ConcurrentModificationException gone) {
+            staleFailures.incrementAndGet();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    static Stream<Arguments> churnSchemes() {
+        List<Arguments> out = new ArrayList<>();
+        for (long seed : TestMaps.seeds(0x5EED_0004L)) {
+            out.add(Arguments.of(N, N, seed));
+            out.add(Arguments.of(L, L, seed));
+            out.add(Arguments.of(G, G, seed));
+            out.add(Arguments.of(G, N, seed));
+        }
+        return out.stream();
+    }
+
+    static final int CHURN_KEY_LEN = 100;
+    static final int CHURN_VALUE_LEN = 1000;
+
+    /** Bytes of key and value slices for one live pair (headers included, as for Nova). */
+    static long liveBytesPerPair() {
+        return align8(12 + 24 + CHURN_KEY_LEN) + align8(12 + 24 + CHURN_VALUE_LEN);
+    }
+
+    static long align8(long n) {
+        return (n + 7) & ~7L;
+    }
+
+    @ParameterizedTest(name = "keys={0} values={1} seed={2}")
+    @MethodSource("churnSchemes")
+    void churnKeepsMemoryFlat(MemoryScheme keys, MemoryScheme values, long seed) throws Exception {
+        int live = 10_000;
+        int rounds = 4 * live * TestMaps.scale();
+        try (OakMap<Blob, Blob> map = map(keys, values, 256, 1L << 30)) {
+            ChurnResult r = churn(map, live, rounds, seed, null);
+            long fixed = 2L << 20;
+            String report = String.format("keys=%s values=%s: live %d pairs = %.1f MB; used after fill %.1f MB,"
+                            + " after %d replacements %.1f MB (%.2fx live); reserved %.1f MB",
+                    keys, values, live, r.liveBytes / 1e6, r.usedAfterFill / 1e6, rounds, r.usedAfterChurn / 1e6,
+                    (double) r.usedAfterChurn / r.liveBytes, map.memoryReserved() / 1e6);
+            System.out.println("[churn] " + report);
+            if (keys == G && values == G) {
+                assertTrue(r.usedAfterChurn > 3 * r.liveBytes, "grow-only should grow with churn: " + report);
+            } else if (keys == G) {
+                // values are reclaimed, keys are not: growth is bounded by the key bytes churned
+                assertTrue(r.usedAfterChurn < 1.25 * r.liveBytes + fixed
+                        + (long) rounds * align8(24 + CHURN_KEY_LEN), report);
+            } else {
+                assertTrue(r.usedAfterChurn <= 1.25 * r.liveBytes + fixed, "memory must stay flat: " + report);
+            }
+        }
+    }
+
+    record ChurnResult(long liveBytes, long usedAfterFill, long usedAfterChurn) {}
+
+    /**
+     * Fills {@code live} pairs, then replaces random live pairs by new keys, on two threads
+     * (disjoint key sets), {@code rounds} replacements in all.
+     */
+    static ChurnResult churn(OakMap<Blob, Blob> map, int live, int rounds, long seed, Runnable midway) throws Exception {
+        int threads = 2;
+        int perThread = live / threads;
+        int[][] keysOf = new int[threads][perThread];
+        int before = map.size();
+        for (int t = 0; t < threads; t++) {
+            for (int i = 0; i < perThread; i++) {
+                keysOf[t][i] = i * threads + t;
+                map.zc().put(churnKey(keysOf[t][i]), new Blob(keysOf[t][i], 0, CHURN_VALUE_LEN));
+            }
+        }
+        long usedAfterFill = map.memoryUsed();
+        List<TestMaps.Task> tasks = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int me = t;
+            tasks.add(() -> {
+                SplittableRandom rnd = new SplittableRandom(seed + me);
+                int next = live + me;
+                for (int i = 0; i < rounds / threads; i++) {
+                    int slot = rnd.nextInt(perThread);
+                    assertTrue(map.zc().remove(churnKey(keysOf[me][slot])));
+                    keysOf[me][slot] = next;
+                    map.zc().put(churnKey(next), new Blob(next, i, CHURN_VALUE_LEN));
+                    next += threads;
+                    if (midway != null && me == 0 && i == rounds / threads / 2) {
+                        midway.run();
+                    }
+                }
+            });
+        }
+        TestMaps.runConcurrently("churn", 300, tasks);
+        assertEquals(before + live, map.size());
+        return new ChurnResult(live * liveBytesPerPair(), usedAfterFill, map.memoryUsed());
+    }
+
+    /** Keys of the churn tests: 100 payload bytes (124 serialized), ordered by id. */
+    static Blob churnKey(int id) {
+        return new Blob(id, 1, CHURN_KEY_LEN);
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    static long[] stallSeeds() {
+        return TestMaps.seeds(0x5EED_0005L);
+    }
+
+    @ParameterizedTest(name = "keys=NOVA values=NOVA seed={0}")
+    @MethodSource("stallSeeds")
+    void stalledWriterDoesNotStopReclamation(long seed) throws Exception {
+        try (OakMap<Blob, Blob> map = map(N, N, 256, 1L << 30)) {
+            int stalledId = -1;
+            map.put(churnKey(stalledId), new Blob(stalledId, 0, CHURN_VALUE_LEN));
+            for (int i = -1000; i < -2; i++) { // entries the stalled thread removes before it stalls
+                map.put(churnKey(i), new Blob(i, 0, CHURN_VALUE_LEN));
+            }
+            CountDownLatch inside = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            Thread stalled = new Thread(() -> {
+                for (int i = -1000; i < -2; i++) {
+                    map.zc().remove(churnKey(i)); // its release list is not empty when it stalls
+                }
+                map.zc().computeIfPresent(churnKey(stalledId), b -> {
+                    inside.countDown();
+                    try {
+                        release.await(); // stalled in the middle of a write
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    new Blob(stalledId, 42, CHURN_VALUE_LEN).write(b);
+                });
+            }, "stalled-writer");
+            stalled.setDaemon(true);
+            stalled.start();
+            assertTrue(inside.await(30, TimeUnit.SECONDS));
+            int live = 10_000;
+            int rounds = 4 * live;
+            ChurnResult r = churn(map, live, rounds, seed, null);
+            System.out.printf("[stalled] used %.1f MB for %.1f MB live while a writer is stalled%n",
+                    r.usedAfterChurn / 1e6, r.liveBytes / 1e6);
+            assertTrue(r.usedAfterChurn <= 1.25 * r.liveBytes + (2L << 20),
+                    "reclamation stopped while a writer was stalled: used " + r.usedAfterChurn
+                            + " for " + r.liveBytes + " live");
+            assertTrue(stalled.isAlive(), "the writer is still stalled during the churn");
+            release.countDown();
+            stalled.join(30_000);
+            assertFalse(stalled.isAlive());
+            assertEquals(42, map.get(churnKey(stalledId)).seq());
+        }
+    }
+}
