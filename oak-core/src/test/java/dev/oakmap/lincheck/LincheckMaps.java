@@ -1,5 +1,6 @@
 package dev.oakmap.lincheck;
 
+import dev.oakmap.MemoryScheme;
 import dev.oakmap.OakMap;
 import dev.oakmap.OakMapBuilder;
 import dev.oakmap.OakScopedWriteBuffer;
@@ -28,6 +29,9 @@ final class LincheckMaps {
     static final int CHUNK = 4;
 
     private static final AtomicReference<OakMap<Integer, Long>> LAST = new AtomicReference<>();
+    /** The memory schemes of the maps {@link #open} builds: Nova unless a test says otherwise. */
+    private static volatile MemoryScheme keyMemory = MemoryScheme.NOVA;
+    private static volatile MemoryScheme valueMemory = MemoryScheme.NOVA;
     /** Maps created since the last {@link #resetCount()}: one per invocation (plus replays). */
     private static final AtomicLong CREATED = new AtomicLong();
 
@@ -38,6 +42,8 @@ final class LincheckMaps {
                 .chunkCapacity(CHUNK)
                 .blockSize(4096)
                 .memoryCapacity(1L << 20)
+                .keyMemory(keyMemory)
+                .valueMemory(valueMemory)
                 .build();
         CREATED.incrementAndGet();
         OakMap<Integer, Long> previous = LAST.getAndSet(map);
@@ -45,6 +51,18 @@ final class LincheckMaps {
             previous.close();
         }
         return map;
+    }
+
+    /** Runs {@code check} with maps built under the given schemes. */
+    static void withSchemes(MemoryScheme keys, MemoryScheme values, Runnable check) {
+        keyMemory = keys;
+        valueMemory = values;
+        try {
+            check.run();
+        } finally {
+            keyMemory = MemoryScheme.NOVA;
+            valueMemory = MemoryScheme.NOVA;
+        }
     }
 
     static void closeLast() {

@@ -2,6 +2,7 @@ package dev.oakmap.stress;
 
 import dev.oakmap.DeletedMemoryAccessException;
 import dev.oakmap.OakMap;
+import dev.oakmap.MemoryScheme;
 import dev.oakmap.OakMapBuilder;
 import dev.oakmap.OakScopedReadBuffer;
 import dev.oakmap.OakUnscopedBuffer;
@@ -64,7 +65,8 @@ public final class StressTool {
 
     // ------------------------------------------------------------------ configuration
 
-    record Config(int threads, int seconds, int keys, int chunk, int valueSize, long seed, int progressSeconds) {
+    record Config(int threads, int seconds, int keys, int chunk, int valueSize, long seed, int progressSeconds,
+                  MemoryScheme keyMemory, MemoryScheme valueMemory) {
 
         static Config parse(String[] args) {
             Map<String, String> m = new HashMap<>();
@@ -90,7 +92,8 @@ public final class StressTool {
                 m.put(name, value);
             }
             for (String k : m.keySet()) {
-                if (!List.of("threads", "seconds", "keys", "chunk", "value-size", "seed", "progress").contains(k)) {
+                if (!List.of("threads", "seconds", "keys", "chunk", "value-size", "seed", "progress",
+                        "key-memory", "value-memory").contains(k)) {
                     throw new IllegalArgumentException("unknown option --" + k);
                 }
             }
@@ -101,7 +104,9 @@ public final class StressTool {
                     Integer.parseInt(m.getOrDefault("chunk", "64")),
                     Integer.parseInt(m.getOrDefault("value-size", "64")),
                     Long.decode(m.getOrDefault("seed", String.valueOf(System.nanoTime()))),
-                    Integer.parseInt(m.getOrDefault("progress", "5")));
+                    Integer.parseInt(m.getOrDefault("progress", "5")),
+                    scheme(m.getOrDefault("key-memory", OakMapBuilder.DEFAULT_KEY_MEMORY.name())),
+                    scheme(m.getOrDefault("value-memory", OakMapBuilder.DEFAULT_VALUE_MEMORY.name())));
             if (c.threads < 1 || c.seconds < 1 || c.keys < 2 * STABLE_EVERY || c.chunk < 4 || c.valueSize < Value.MIN_SIZE
                     || c.progressSeconds < 1) {
                 throw new IllegalArgumentException("need --threads >= 1, --seconds >= 1, --keys >= "
@@ -109,10 +114,20 @@ public final class StressTool {
             }
             return c;
         }
+
+        private static MemoryScheme scheme(String name) {
+            try {
+                return MemoryScheme.valueOf(name.trim().toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("unknown memory scheme '" + name + "'; known: "
+                        + java.util.Arrays.toString(MemoryScheme.values()));
+            }
+        }
     }
 
     static final String USAGE = """
             usage: StressTool [--threads N] [--seconds S] [--keys K] [--chunk C] [--value-size B] [--seed X] [--progress P]
+                              [--key-memory SCHEME] [--value-memory SCHEME]
               --threads     worker threads (default 4)
               --seconds     how long to run (default 10)
               --keys        key space [0, K) besides the 16 counters (default 20000); every 8th key is stable
@@ -120,6 +135,8 @@ public final class StressTool {
               --value-size  bytes per value, >= 24 (default 64)
               --seed        random seed (default: from the clock; printed, to replay the same choices)
               --progress    seconds between progress lines (default 5)
+              --key-memory, --value-memory
+                            grow-only, lock-based or nova (default: the builder's defaults)
             exit status: 0 if every invariant held, 1 on a failure, 2 on bad arguments""";
 
     // ------------------------------------------------------------------ self-checking values
@@ -245,6 +262,8 @@ public final class StressTool {
                 OakCommonTypes.INTEGER_COMPARATOR)
                 .chunkCapacity(cfg.chunk)
                 .blockSize(8L << 20)
+                .keyMemory(cfg.keyMemory)
+                .valueMemory(cfg.valueMemory)
                 .build();
         List<List<Integer>> lists = new ArrayList<>();
         for (int t = 0; t < cfg.threads; t++) {
@@ -292,8 +311,9 @@ public final class StressTool {
     }
 
     private int runWorkload() {
-        out.printf("oak stress: threads=%d seconds=%d keys=%d chunk=%d value-size=%d seed=%d (%s, %d cpus)%n",
-                cfg.threads, cfg.seconds, cfg.keys, cfg.chunk, cfg.valueSize, cfg.seed,
+        out.printf("oak stress: threads=%d seconds=%d keys=%d chunk=%d value-size=%d key-memory=%s value-memory=%s"
+                        + " seed=%d (%s, %d cpus)%n",
+                cfg.threads, cfg.seconds, cfg.keys, cfg.chunk, cfg.valueSize, cfg.keyMemory, cfg.valueMemory, cfg.seed,
                 Runtime.version(), Runtime.getRuntime().availableProcessors());
         for (int k = 0; k < cfg.keys; k++) {
             if (isStable(k)) {

@@ -1,6 +1,8 @@
 package dev.oakmap.stress;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -9,15 +11,20 @@ import java.nio.charset.StandardCharsets;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Runs the stress tool briefly, as CI can afford: about 10 s, small chunks, a fixed seed. */
+/**
+ * Runs the stress tool briefly, as CI can afford: about 4 s under each memory scheme (the same one
+ * for keys and values), small chunks, a fixed seed.
+ */
 class StressToolTest {
 
-    @Test
-    void tenSecondsOfMixedWorkloadKeepAllInvariants() {
+    @ParameterizedTest
+    @ValueSource(strings = {"nova", "lock-based", "grow-only"})
+    void mixedWorkloadKeepsAllInvariants(String scheme) {
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(buf, true, StandardCharsets.UTF_8);
-        int status = StressTool.run(new String[] {"--threads", "3", "--seconds", "10", "--keys", "4000",
-                "--chunk", "16", "--value-size", "48", "--seed", "20250601", "--progress", "3"}, out);
+        int status = StressTool.run(new String[] {"--threads", "3", "--seconds", "4", "--keys", "4000",
+                "--chunk", "16", "--value-size", "48", "--seed", "20250601", "--progress", "2",
+                "--key-memory", scheme, "--value-memory", scheme}, out);
         String log = buf.toString(StandardCharsets.UTF_8);
         System.out.print(log);
         assertEquals(0, status, log);
@@ -29,6 +36,7 @@ class StressToolTest {
         PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
         assertEquals(2, StressTool.run(new String[] {"--threads", "0"}, out));
         assertEquals(2, StressTool.run(new String[] {"--bogus", "1"}, out));
+        assertEquals(2, StressTool.run(new String[] {"--key-memory", "leaky"}, out));
     }
 
     @Test
