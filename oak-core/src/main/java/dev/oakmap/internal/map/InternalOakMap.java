@@ -451,9 +451,17 @@ public final class InternalOakMap<K, V> {
         boolean[] replaced = new boolean[1];
         update(key, (k, cur) -> {
             replaced[0] = oldValue.equals(cur);
-            return replaced[0] ? newValue : cur;
+            return replaced[0] ? newValue : unchanged();
         }, null, false, false);
         return replaced[0];
+    }
+
+    /** Returned by an internal update function to leave the value as it is (no write). */
+    private static final Object UNCHANGED = new Object();
+
+    @SuppressWarnings("unchecked")
+    private static <V> V unchanged() {
+        return (V) UNCHANGED;
     }
 
     /** Atomic compute, as ConcurrentMap.compute. */
@@ -529,9 +537,11 @@ public final class InternalOakMap<K, V> {
                             values.unlock(ref, h);
                             throw e;
                         }
-                        if (nv == old) { // unchanged (e.g. a failed conditional replace)
+                        // Only an internal marker skips the write: a user function may mutate the
+                        // (freshly deserialized) old value and return that same object.
+                        if (nv == UNCHANGED) {
                             values.unlock(ref, h);
-                            return returnOld ? old : nv;
+                            return old;
                         }
                         if (applyLocked(c, ei, ref, h, nv) == RETRY) {
                             continue;
