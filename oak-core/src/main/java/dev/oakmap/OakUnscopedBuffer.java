@@ -15,7 +15,11 @@ import java.util.function.Function;
  * the view then refers to the old slice, which is released; get a new view. Zero-copy updates
  * never change the size, so views follow them.
  *
- * <p>Keys never change, so a key view always reads the same bytes while its mapping exists.
+ * <p>Keys never change, so a key view always reads the same bytes while its mapping exists. Key
+ * views handed out by scans (key sets, entry sets and their stream variants) stay readable even
+ * after their mapping is removed: when the map reclaims key memory they read an on-heap copy
+ * taken when the scan reached the key, so a scan never fails because another thread removed an
+ * entry it had already returned.
  */
 public interface OakUnscopedBuffer extends OakBuffer {
 

@@ -438,6 +438,59 @@ class OakMapApiTest {
         assertEquals("five", m.get(5));
     }
 
+    /** A remapping function may mutate the value it was given and return that same object. */
+    @Test
+    void computeMayReturnTheMutatedOldValue() {
+        try (OakMap<Integer, byte[]> m = new OakMapBuilder<>(dev.oakmap.common.OakCommonTypes.INTEGER_SERIALIZER,
+                dev.oakmap.common.OakCommonTypes.BYTE_ARRAY_SERIALIZER, dev.oakmap.common.OakCommonTypes.INTEGER_COMPARATOR)
+                .memoryCapacity(16L << 20).build()) {
+            m.put(1, new byte[] {1, 2, 3});
+            m.compute(1, (k, v) -> { v[0] = 9; return v; });
+            assertEquals(9, m.get(1)[0]);
+            m.computeIfPresent(1, (k, v) -> { v[1] = 8; return v; });
+            assertEquals(8, m.get(1)[1]);
+            m.merge(1, new byte[0], (old, given) -> { old[2] = 7; return old; });
+            assertEquals(List.of((byte) 9, (byte) 8, (byte) 7),
+                    List.of(m.get(1)[0], m.get(1)[1], m.get(1)[2]));
+            assertFalse(m.replace(1, new byte[] {0}, new byte[] {5}), "byte[] equality is identity");
+            assertEquals(3, m.get(1).length);
+        }
+    }
+
+    /**
+     * Key views handed out by scans stay readable after their mapping is removed and the rebalancer
+     * has dropped (and, with reclaimed keys, released) the key, under every key scheme.
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(MemoryScheme.class)
+    void scanKeyViewsOutliveTheirMapping(MemoryScheme keyScheme) {
+        try (OakMap<Integer, String> m = new OakMapBuilder<>(new GuavaConformanceTest.IntSerializer(),
+                new GuavaConformanceTest.StringSerializer(), new GuavaConformanceTest.IntComparator())
+                .memoryCapacity(64L << 20).chunkCapacity(8).keyMemory(keyScheme).build()) {
+            for (int i = 0; i < 64; i++) {
+                m.put(i, "v" + i);
+            }
+            Iterator<OakUnscopedBuffer> stream = m.zc().keyStreamSet().iterator();
+            OakUnscopedBuffer streamed = stream.next();
+            OakUnscopedBuffer kept = m.zc().keySet().iterator().next();
+            for (int round = 0; round < 50; round++) { // remove everything, rebalance, refill
+                for (int i = 0; i < 64; i++) {
+                    m.remove(i);
+                }
+                for (int i = 0; i < 64; i++) {
+                    m.put(1000 + round * 64 + i, "w");
+                }
+                for (int i = 0; i < 64; i++) {
+                    m.remove(1000 + round * 64 + i);
+                }
+            }
+            assertEquals(0, streamed.getInt(0));
+            assertEquals(0, kept.getInt(0));
+            assertEquals(0, (int) kept.transform(b -> b.getInt(0)));
+            assertEquals(4, kept.capacity());
+        }
+    }
+
     // ------------------------------------------------------------------------------------------
     // Zero-copy API
 

@@ -42,7 +42,8 @@ import java.util.Arrays;
  * re-locates strictly after (before, descending) that copy, or from the range's start if it has
  * returned nothing yet. Every stale key belongs to an entry that was dropped as removed, so
  * nothing present throughout the scan is skipped. {@link #key()} and {@link #keyBuffer()} read
- * the copy, so they keep working after the mapping is removed.
+ * the copy, and so do the key views it hands out ({@link KeyCopyView}): they keep working after
+ * the mapping is removed, and a scan over keys never fails because of a concurrent removal.
  */
 public final class Cursor<K, V> {
     private final InternalOakMap<K, V> map;
@@ -70,7 +71,7 @@ public final class Cursor<K, V> {
     private int curEi;
     private Chunk curChunk;
 
-    private SliceView reusableKey;
+    private OakUnscopedBuffer reusableKey;
     private SliceView reusableValue;
     private final SliceBuffer keyBuffer = new SliceBuffer();
 
@@ -407,8 +408,10 @@ public final class Cursor<K, V> {
         curEi = ei;
         curKey = k;
         curValue = v;
-        if (reusableKey != null) {
-            reusableKey.position(k);
+        if (reusableKey instanceof KeyCopyView view) {
+            view.position(keyCopySegment, keyCopyLength);
+        } else if (reusableKey != null) {
+            ((SliceView) reusableKey).position(k);
         }
         if (reusableValue != null) {
             reusableValue.position(v);
@@ -461,9 +464,15 @@ public final class Cursor<K, V> {
         }
     }
 
-    /** @return a new unscoped view of the current key */
+    /**
+     * @return a new unscoped view of the current key; with reclaimed keys, over its own on-heap
+     *     copy of the key, so it stays readable after the mapping is removed
+     */
     public OakUnscopedBuffer keyView() {
         requireCurrent();
+        if (keys.reclaims()) {
+            return new KeyCopyView(map, MemorySegment.ofArray(Arrays.copyOf(keyCopy, keyCopyLength)), keyCopyLength);
+        }
         return new SliceView(map, keys.slices(), curKey, "key");
     }
 
@@ -477,7 +486,8 @@ public final class Cursor<K, V> {
     public OakUnscopedBuffer reusableKeyView() {
         requireCurrent();
         if (reusableKey == null) {
-            reusableKey = new SliceView(map, keys.slices(), curKey, "key");
+            reusableKey = keys.reclaims() ? new KeyCopyView(map, keyCopySegment, keyCopyLength)
+                    : new SliceView(map, keys.slices(), curKey, "key");
         }
         return reusableKey;
     }
