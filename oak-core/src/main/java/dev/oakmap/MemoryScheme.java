@@ -26,7 +26,9 @@ public enum MemoryScheme {
      * Nova: versioned headers, optimistic reads validated after reading, one announced slice per
      * writing thread, and per-thread release lists that return removed slices for reuse once the
      * era has advanced and no writer announces them. Reads never write shared memory, and a
-     * stalled thread holds back at most the one slice it is writing.
+     * stalled thread holds back at most the one slice it is writing. Reclamation never waits for
+     * other threads; a read of a slice that is being written retries until the write ends (the
+     * write lock is per slice, as under the other schemes).
      */
     NOVA
 }

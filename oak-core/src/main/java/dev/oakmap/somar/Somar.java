@@ -26,12 +26,15 @@ import java.util.function.Function;
  *     reach it until the caller publishes the pointer. Fill it with {@link #writePrivate}; if
  *     publishing fails, give it back with {@link #deletePrivate}. Private methods skip all
  *     synchronization; calling them on a published slice is a bug this class cannot detect.
+ *     {@link #deletePrivate} frees the slice at once (under Nova without waiting for an era), so
+ *     the caller must drop every copy of the pointer first.
  * <li>{@link #read} runs a function over the slice and returns its result. Under
  *     {@link MemoryScheme#NOVA} the read is optimistic: the function may run more than once, and
  *     may see torn bytes on runs whose result is then discarded, so it must be free of side
  *     effects and tolerate garbage (an exception it throws on such a run is discarded too).
  * <li>{@link #write} runs a function over the slice under the slice's write lock: writes to one
- *     slice are atomic with respect to each other and to reads.
+ *     slice are atomic with respect to each other and to reads. Reads of that slice retry until
+ *     the write ends (keep write functions short); other slices are unaffected.
  * <li>{@link #delete} deletes a published slice; exactly one of several concurrent deletes wins.
  * </ul>
  * Buffers handed to the functions are valid only during the call. Calls must not be nested
@@ -55,7 +58,10 @@ public interface Somar extends AutoCloseable {
     /**
      * Creates a manager with its own off-heap blocks.
      *
-     * @param scheme how deleted slices are reused ({@link MemoryScheme#NOVA} is the lock-free one)
+     * @param scheme how deleted slices are reused: {@link MemoryScheme#NOVA} reclaims without
+     *     blocking (reads never write shared memory, and a stalled thread holds back at most the
+     *     slice it is writing); note that under every scheme a write locks its one slice, so a
+     *     read of that slice waits for the write to finish
      * @param capacityBytes the most off-heap memory it may hold
      * @return a new manager; close it to give the memory back
      */
