@@ -23,7 +23,9 @@ import java.util.concurrent.TimeUnit;
  * adapters, see {@link MapKind}) on the workloads of the Oak papers ({@link Workload}), with the
  * papers' methodology ({@link PointRunner}): an ingestion stage, then a sustained-rate stage on N
  * worker threads for a fixed time, warm-up excluded; each run in a fresh JVM (a child process of
- * the same JDK); repetitions summarized as median and min/max.
+ * the same JDK); repetitions summarized as median and min/max. The memory-budget experiments
+ * ({@link Workload#CAPACITY}, {@link Workload#INGEST_RAM}; {@link MemoryRunner}) run once per RAM
+ * budget instead of once per thread count.
  *
  * <p>Output, in {@code --out}: {@code results.csv} (one row per run, written as the runs finish),
  * {@code report.md} (medians, ratios to the baseline measured in the same invocation, memory per
@@ -101,25 +103,44 @@ public final class Bench {
 
     // ------------------------------------------------------------------------------ parent
 
-    /** One run of the plan. */
-    record Point(MapKind map, Workload workload, int threads, int rep) {
+    /**
+     * One run of the plan.
+     *
+     * @param ram the RAM budget of a memory-experiment run, 0 for the others (whose budget is the
+     *            invocation's, {@link Options#budget})
+     */
+    record Point(MapKind map, Workload workload, int threads, int rep, long ram) {
+
+        /** @return the heap, off-heap and direct-memory limits of this run's JVM */
+        Options.Budget budget(Options o) {
+            return workload.isMemory() ? o.memoryBudget(map, workload, ram) : o.budget(map);
+        }
     }
 
     /**
      * The runs, repetition by repetition, and within one workload and thread count the maps one after
      * another, so that slow drift of the machine hits every map alike. A workload that a map runs
-     * as another (same operation) or not at all is planned once or skipped.
+     * as another (same operation) or not at all is planned once or skipped. The memory experiments
+     * run on one thread, once per budget, and only in fresh JVMs (--fork true: in the harness's own
+     * JVM a map that runs out of memory would take the harness with it).
      */
     static List<Point> plan(Options o) {
         List<Point> p = new ArrayList<>();
         Set<String> seen = new LinkedHashSet<>();
         for (int rep = 1; rep <= o.reps; rep++) {
             for (Workload w : o.workloads) {
-                for (int t : o.threads) {
-                    for (MapKind m : o.maps) {
-                        Workload actual = m.runAs().apply(w);
-                        if (actual != null && seen.add(m.name() + "/" + actual.id + "/" + t + "/" + rep)) {
-                            p.add(new Point(m, actual, t, rep));
+                if (w == Workload.CAPACITY && !o.fork) {
+                    continue;
+                }
+                int[] threads = w.isMemory() ? new int[]{1} : o.threads;
+                long[] budgets = w.isMemory() ? o.memoryBudgets(w) : new long[]{0};
+                for (int t : threads) {
+                    for (long ram : budgets) {
+                        for (MapKind m : o.maps) {
+                            Workload actual = m.runAs().apply(w);
+                            if (actual != null && seen.add(m.name() + "/" + actual.id + "/" + t + "/" + ram + "/" + rep)) {
+                                p.add(new Point(m, actual, t, rep, ram));
+                            }
                         }
                     }
                 }
@@ -128,10 +149,18 @@ public final class Bench {
         return p;
     }
 
+    /** Pairs a memory-experiment run is expected to ingest, at most. */
+    private static long expectedPairs(Options o, Point p) {
+        return p.workload() == Workload.CAPACITY ? p.ram() / (o.keySize + o.valueSize) : o.ramPairs();
+    }
+
     /** A guess of a run's seconds, before any has finished. */
     private static double estimate(Options o, Point p) {
-        double ingest = o.ingestedPairs() / 150_000.0;
         double fixed = o.fork ? 2.0 : 0.5;
+        if (p.workload().isMemory()) {
+            return fixed + (o.warmup > 0 ? 1 : 0) + expectedPairs(o, p) / 100_000.0;
+        }
+        double ingest = o.ingestedPairs() / 150_000.0;
         return fixed + ingest + o.warmup + (p.workload() == Workload.INGEST ? 0 : o.duration);
     }
 
@@ -153,7 +182,15 @@ public final class Bench {
             log.printf("  %-11s heap %s%s%n", m.name(), Options.size(b.heap()),
                     b.offHeap() > 0 ? ", off-heap " + Options.size(b.offHeap()) : "");
         }
-        long maxBudget = o.maps.stream().mapToLong(m -> o.budget(m).heap() + o.budget(m).offHeap()).max().orElse(0);
+        for (Workload w : o.workloads) {
+            if (w.isMemory()) {
+                log.printf("  %s: RAM budgets %s%s%n", w.id, String.join(", ",
+                                java.util.Arrays.stream(o.memoryBudgets(w)).mapToObj(Options::size).toList()),
+                        w == Workload.INGEST_RAM ? String.format(Locale.ROOT, ", %,d pairs", o.ramPairs())
+                                : o.fork ? "" : " (skipped: needs --fork true)");
+            }
+        }
+        long maxBudget = plan.stream().mapToLong(p -> p.budget(o).heap() + p.budget(o).offHeap()).max().orElse(0);
         if (Machine.memTotalBytes() > 0 && maxBudget > Machine.memTotalBytes() * 0.8) {
             log.printf("warning: a run's budget (%s) exceeds 80%% of this machine's RAM (%s)%n",
                     Options.size(maxBudget), Options.size(Machine.memTotalBytes()));
@@ -162,7 +199,11 @@ public final class Bench {
         log.printf("estimated time: %s; output: %s%n", hms(total), o.out.toAbsolutePath());
         if (o.dryRun) {
             for (Point p : plan) {
-                log.printf("  %s %s t=%d rep %d%n", p.map().name(), p.workload().id, p.threads(), p.rep());
+                Options.Budget b = p.budget(o);
+                log.printf("  %s %s t=%d rep %d%s%n", p.map().name(), p.workload().id, p.threads(), p.rep(),
+                        p.workload().isMemory() ? String.format(Locale.ROOT, " RAM %s: heap %s, off-heap %s%s",
+                                Options.size(p.ram()), Options.size(b.heap()), Options.size(b.offHeap()),
+                                Options.fits(b) ? "" : " (does not fit)") : "");
             }
             return new Outcome(o.out, null, null, List.of(), 0, 0);
         }
@@ -195,27 +236,38 @@ public final class Bench {
             row.put("duration_s", Double.toString(o.duration));
             row.put("warmup_s", Double.toString(o.warmup));
             row.put("scan", Integer.toString(Math.min(o.scan, o.ingestedPairs())));
-            Options.Budget b = o.budget(p.map());
+            Options.Budget b = p.budget(o);
             row.put("heap_budget_bytes", Long.toString(o.fork ? b.heap() : Runtime.getRuntime().maxMemory()));
             row.put("offheap_budget_bytes", Long.toString(b.offHeap()));
+            row.put("ram_budget_bytes", Long.toString(p.workload().isMemory() ? p.ram() : b.heap() + b.offHeap()));
             row.put("nproc", Integer.toString(Machine.nproc()));
             row.put("cpu_model", Machine.cpuModel());
             row.put("git_commit", commit);
             row.put("map_version", p.map().version());
             Map<String, String> measured;
-            String name = String.format(Locale.ROOT, "%04d-%s-%s-t%d-r%d", i + 1, p.map().name(), p.workload().id,
-                    p.threads(), p.rep());
-            if (o.fork) {
+            String name = String.format(Locale.ROOT, "%04d-%s-%s-t%d-r%d%s", i + 1, p.map().name(), p.workload().id,
+                    p.threads(), p.rep(), p.workload().isMemory() ? "-" + Options.jvmSize(p.ram()) : "");
+            if (p.workload().isMemory() && !Options.fits(b)) {
+                measured = new LinkedHashMap<>();
+                measured.put("pairs_ingested", "0");
+                measured.put("stop_reason", String.format(Locale.ROOT,
+                        "does not fit: %s off-heap for the data leaves %s of heap (at least %s needed)",
+                        Options.size(b.offHeap()), Options.size(Math.max(0, b.heap())), Options.size(Options.MIN_HEAP)));
+            } else if (o.fork) {
                 measured = fork(o, p, b, o.out.resolve("logs").resolve(name + ".log"));
             } else {
                 measured = inProcess(o, p, b, log);
             }
             row.putAll(measured);
-            boolean ok = !measured.containsKey("error") && measured.containsKey("ops_per_s");
-            row.put("status", ok ? "ok" : "error");
+            String status = status(measured);
+            if (status.equals("error") && !measured.containsKey("error")) {
+                row.put("error", "the run reported no result");
+            }
+            row.put("status", status);
             double wall = (System.nanoTime() - r0) / 1e9;
             row.put("wall_s", String.format(Locale.ROOT, "%.2f", wall));
             res.add(row, csv);
+            boolean ok = !status.equals("error");
             if (!ok) {
                 failures++;
             }
@@ -224,10 +276,21 @@ public final class Bench {
             double elapsed = (System.nanoTime() - t0) / 1e9;
             double remainingEstimate = total - estimatedDone;
             double left = remainingEstimate * (elapsed / estimatedDone);
-            log.printf(Locale.ROOT, "[%d/%d] %-10s %-16s t=%d rep %d: %s (%.1f s) | elapsed %s, about %s left%n",
-                    i + 1, plan.size(), p.map().name(), p.workload().id, p.threads(), p.rep(),
-                    ok ? Report.human(Results.parse(row.get("ops_per_s"))) + " ops/s"
-                            : "FAILED: " + row.get("error"),
+            String what;
+            if (!ok) {
+                what = "FAILED: " + row.get("error");
+            } else if (p.workload() == Workload.CAPACITY) {
+                what = String.format(Locale.ROOT, "%,d pairs fit (%s)", (long) Results.parse(row.get("pairs_fit")),
+                        row.get("stop_reason"));
+            } else if (status.equals("oom")) {
+                what = String.format(Locale.ROOT, "out of memory after %,d pairs (%s)",
+                        (long) Results.parse(row.get("pairs_ingested")), row.get("stop_reason"));
+            } else {
+                what = Report.human(Results.parse(row.get("ops_per_s"))) + " ops/s";
+            }
+            log.printf(Locale.ROOT, "[%d/%d] %-10s %-16s %s rep %d: %s (%.1f s) | elapsed %s, about %s left%n",
+                    i + 1, plan.size(), p.map().name(), p.workload().id,
+                    p.workload().isMemory() ? "RAM " + Options.jvmSize(p.ram()) : "t=" + p.threads(), p.rep(), what,
                     wall, hms(elapsed), hms(left));
         }
 
@@ -243,6 +306,20 @@ public final class Bench {
                 csv.toAbsolutePath(), report.toAbsolutePath(),
                 String.join(", ", written.stream().map(Charts.Written::file).toList()));
         return new Outcome(o.out, csv, report, pngs, plan.size(), failures);
+    }
+
+    /**
+     * @return "ok" (a measured figure), "oom" (a memory experiment whose map ran out of memory before
+     *         its target: an outcome, not a failure) or "error"
+     */
+    static String status(Map<String, String> measured) {
+        if (measured.containsKey("error")) {
+            return "error";
+        }
+        if (measured.containsKey("ops_per_s")) {
+            return "ok";
+        }
+        return measured.containsKey("stop_reason") ? "oom" : "error";
     }
 
     /** Runs a point in a fresh JVM of the same JDK; its output goes to {@code logFile}. */
@@ -261,21 +338,41 @@ public final class Bench {
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(Bench.class.getName());
-        cmd.addAll(o.childArgs(p.map(), p.workload(), p.threads(), p.rep()));
+        cmd.addAll(o.childArgs(p.map(), p.workload(), p.threads(), p.rep(), b));
         Files.writeString(logFile, String.join(" ", cmd) + "\n", StandardCharsets.UTF_8);
         Process proc = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile())).start();
-        double limit = 120 + 3 * (o.warmup + o.duration) + o.ingestedPairs() / 10_000.0;
+        double limit = p.workload().isMemory()
+                ? 60 + 3 * o.warmup + 2 * o.stall + expectedPairs(o, p) / 5_000.0
+                : 120 + 3 * (o.warmup + o.duration) + o.ingestedPairs() / 10_000.0;
         boolean finished = proc.waitFor((long) limit, TimeUnit.SECONDS);
         Map<String, String> r = new LinkedHashMap<>();
         if (!finished) {
             proc.destroyForcibly();
             proc.waitFor();
-            r.put("error", String.format(Locale.ROOT, "timed out after %.0f s (see %s)", limit, logFile.getFileName()));
+            String timedOut = String.format(Locale.ROOT, "timed out after %.0f s (see %s)", limit, logFile.getFileName());
+            String[] progress = lastProgress(logFile);
+            if (p.workload().isMemory() && progress != null) {
+                // how far the ingestion got is still the figure: the map was stalling at its limit
+                long pairs = Long.parseLong(progress[0]);
+                r.put("pairs_ingested", progress[0]);
+                r.put("stop_reason", timedOut);
+                if (p.workload() == Workload.CAPACITY) {
+                    r.put("pairs_fit", progress[0]);
+                    r.put("ops", progress[0]);
+                    r.put("seconds", progress[1]);
+                    r.put("ops_per_s", PointRunner.fmt(pairs / Double.parseDouble(progress[1])));
+                }
+            } else {
+                r.put("error", timedOut);
+            }
             return r;
         }
         String lastLine = "";
         for (String line : Files.readAllLines(logFile, StandardCharsets.UTF_8)) {
+            if (line.startsWith(MemoryRunner.PROGRESS_PREFIX)) {
+                continue;
+            }
             if (line.startsWith(RESULT_PREFIX)) {
                 String kv = line.substring(RESULT_PREFIX.length());
                 int eq = kv.indexOf('=');
@@ -291,6 +388,28 @@ public final class Bench {
                     + " (see " + logFile.getFileName() + ")");
         }
         return r;
+    }
+
+    /** @return {pairs, seconds} of the last progress line of a memory-experiment child's log, or null */
+    private static String[] lastProgress(Path logFile) throws IOException {
+        String[] last = null;
+        for (String line : Files.readAllLines(logFile, StandardCharsets.UTF_8)) {
+            if (line.startsWith(MemoryRunner.PROGRESS_PREFIX)) {
+                String pairs = null;
+                String seconds = null;
+                for (String kv : line.substring(MemoryRunner.PROGRESS_PREFIX.length()).trim().split("\\s+")) {
+                    if (kv.startsWith("pairs=")) {
+                        pairs = kv.substring(6);
+                    } else if (kv.startsWith("seconds=")) {
+                        seconds = kv.substring(8);
+                    }
+                }
+                if (pairs != null && seconds != null) {
+                    last = new String[]{pairs, seconds};
+                }
+            }
+        }
+        return last;
     }
 
     /** Runs a point in this JVM (--fork false): for tests and debugging, not for measurements. */

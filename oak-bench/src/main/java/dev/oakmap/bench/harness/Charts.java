@@ -18,7 +18,9 @@ import java.util.Locale;
 
 /**
  * The report's PNG charts, drawn by XChart (headless): throughput against threads for each
- * workload, the ratio of each map to the baseline per workload, and memory per pair per map.
+ * workload, the ratio of each map to the baseline per workload, memory per pair per map, and for
+ * the memory-budget experiments, pairs that fit against the RAM budget and ingestion throughput
+ * against the RAM budget (the Oak paper's Figure 3).
  */
 final class Charts {
 
@@ -34,6 +36,9 @@ final class Charts {
         List<Written> out = new ArrayList<>();
         int[] threads = o.threads;
         for (Workload w : o.workloads) {
+            if (w.isMemory()) {
+                continue;
+            }
             String title = String.format(Locale.ROOT, "%s: throughput vs threads (%,d keys, %d B / %d B)",
                     w.id, o.keys, o.keySize, o.valueSize);
             XYChart chart = new XYChartBuilder().width(900).height(560).title(title)
@@ -70,7 +75,7 @@ final class Charts {
         }
 
         MapKind base = MapKind.baselineOf(o.maps);
-        if (base != null && o.maps.size() > 1) {
+        if (base != null && o.maps.size() > 1 && o.workloads.stream().anyMatch(w -> !w.isMemory())) {
             int t = threads[threads.length - 1];
             CategoryChart chart = new CategoryChartBuilder().width(1000).height(560)
                     .title(String.format(Locale.ROOT, "throughput relative to %s, %d thread%s (median / median)",
@@ -87,14 +92,19 @@ final class Charts {
                 List<String> x = new ArrayList<>();
                 List<Double> y = new ArrayList<>();
                 for (Workload w : o.workloads) {
+                    if (w.isMemory()) {
+                        continue;
+                    }
                     int tt = w == Workload.INGEST && res.stat(m, w, t, "ops_per_s") == null ? 1 : t;
                     Results.Stat a = res.stat(m, w, tt, "ops_per_s");
                     Results.Stat b = res.stat(base, w, tt, "ops_per_s");
                     x.add(w.id);
                     y.add(a != null && b != null && b.median() > 0 ? a.median() / b.median() : 0.0);
                 }
-                chart.addSeries(m.name(), x, y);
-                series++;
+                if (!x.isEmpty()) {
+                    chart.addSeries(m.name(), x, y);
+                    series++;
+                }
             }
             if (series > 0) {
                 save(chart, dir.resolve("ratios.png"));
@@ -102,9 +112,13 @@ final class Charts {
             }
         }
 
+        boolean fromThroughput = res.rows.stream().anyMatch(r -> "ok".equals(r.get("status")) && !Report.memoryRow(r)
+                && !r.getOrDefault("heap_b_per_pair", "").isEmpty());
+        java.util.function.Predicate<java.util.Map<String, String>> which = fromThroughput
+                ? r -> !Report.memoryRow(r) : r -> Workload.INGEST_RAM.id.equals(r.get("workload"));
         CategoryChart mem = new CategoryChartBuilder().width(900).height(520)
                 .title(String.format(Locale.ROOT, "memory per pair after ingesting %,d pairs (raw data %d B/pair)",
-                        o.ingestedPairs(), o.keySize + o.valueSize))
+                        fromThroughput ? o.ingestedPairs() : o.ramPairs(), o.keySize + o.valueSize))
                 .xAxisTitle("map").yAxisTitle("bytes per pair").build();
         style(mem.getStyler());
         mem.getStyler().setStacked(false);
@@ -113,9 +127,9 @@ final class Charts {
         List<Double> off = new ArrayList<>();
         List<Double> over = new ArrayList<>();
         for (MapKind m : o.maps) {
-            Results.Stat h = res.statAll(m, "heap_b_per_pair");
-            Results.Stat u = res.statAll(m, "offheap_used_b_per_pair");
-            Results.Stat ov = res.statAll(m, "overhead_b_per_pair");
+            Results.Stat h = res.statWhere(m, which, "heap_b_per_pair");
+            Results.Stat u = res.statWhere(m, which, "offheap_used_b_per_pair");
+            Results.Stat ov = res.statWhere(m, which, "overhead_b_per_pair");
             if (h != null && ov != null) {
                 names.add(m.name());
                 heap.add(h.median());
@@ -130,7 +144,52 @@ final class Charts {
             save(mem, dir.resolve("memory.png"));
             out.add(new Written("memory.png", "memory per pair"));
         }
+        if (o.workloads.contains(Workload.CAPACITY)) {
+            budgetChart(dir, res, o, Workload.CAPACITY, "pairs_fit", "capacity.png",
+                    String.format(Locale.ROOT, "pairs that fit in a RAM budget (%d B + %d B pairs, heap + off-heap)",
+                            o.keySize, o.valueSize), "pairs in the map when it ran out", out);
+        }
+        if (o.workloads.contains(Workload.INGEST_RAM)) {
+            budgetChart(dir, res, o, Workload.INGEST_RAM, "ops_per_s", "ingest-ram.png",
+                    String.format(Locale.ROOT, "ingestion of %,d pairs vs RAM budget, 1 thread (missing: ran out)",
+                            o.ramPairs()), "pairs/s", out);
+        }
         return out;
+    }
+
+    /** A line per map of {@code column} against the RAM budget of a memory experiment. */
+    private static void budgetChart(Path dir, Results res, Options o, Workload w, String column, String file,
+                                    String title, String yTitle, List<Written> out) throws IOException {
+        XYChart chart = new XYChartBuilder().width(900).height(560).title(title)
+                .xAxisTitle("RAM budget (MiB)").yAxisTitle(yTitle).build();
+        style(chart.getStyler());
+        chart.getStyler().setYAxisMin(0.0);
+        chart.getStyler().setXAxisDecimalPattern("#,##0");
+        chart.getStyler().setYAxisDecimalPattern("#,##0");
+        chart.getStyler().setMarkerSize(9);
+        int series = 0;
+        for (MapKind m : o.maps) {
+            if (m.runAs().apply(w) != w) {
+                continue;
+            }
+            List<Double> x = new ArrayList<>();
+            List<Double> y = new ArrayList<>();
+            for (long ram : o.memoryBudgets(w)) {
+                Results.Stat s = res.statAt(m, w, ram, column);
+                if (s != null) {
+                    x.add(ram / (double) Options.MIB);
+                    y.add(s.median());
+                }
+            }
+            if (!x.isEmpty()) {
+                chart.addSeries(m.name(), x, y);
+                series++;
+            }
+        }
+        if (series > 0) {
+            save(chart, dir.resolve(file));
+            out.add(new Written(file, w.id));
+        }
     }
 
     private static void style(Styler s) {

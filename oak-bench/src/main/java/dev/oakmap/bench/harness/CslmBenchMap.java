@@ -19,8 +19,9 @@ final class CslmBenchMap implements BenchMap {
 
     private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
-    private final ConcurrentSkipListMap<byte[], byte[]> map = new ConcurrentSkipListMap<>(Arrays::compareUnsigned);
-    private final NavigableMap<byte[], byte[]> descending = map.descendingMap();
+    /** Null once closed: dropping the skiplist frees it even when the heap is full (clear() allocates). */
+    private ConcurrentSkipListMap<byte[], byte[]> map = new ConcurrentSkipListMap<>(Arrays::compareUnsigned);
+    private NavigableMap<byte[], byte[]> descending = map.descendingMap();
 
     @Override
     public Session newSession(byte[] valueTemplate) {
@@ -107,6 +108,7 @@ final class CslmBenchMap implements BenchMap {
 
     @Override
     public void close() {
-        map.clear();
+        map = null;
+        descending = null;
     }
 }

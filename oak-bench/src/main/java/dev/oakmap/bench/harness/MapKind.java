@@ -1,5 +1,7 @@
 package dev.oakmap.bench.harness;
 
+import dev.oakmap.MemoryScheme;
+
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Function;
@@ -10,12 +12,11 @@ import java.util.function.LongFunction;
  * off-heap (which decides how the RAM budget is split between heap and off-heap), which workloads
  * it runs, and how to build it.
  *
- * <p>Adding a map is the seam for later work: write a {@link BenchMap} and add an entry to
- * {@link #ALL}. Planned, not implemented yet: Oak under each memory manager once the builder
- * offers them ({@code oak-zc-nova}, {@code oak-zc-growonly}, ...), the papers' skiplist over
- * off-heap cells built on Oak's allocator ({@code cslm-offheap}), and an off-heap ordered map from
- * Maven Central ({@code mapdb}, MapDB's {@code BTreeMap} on direct memory); the report already
- * prints every map's version string, so those adapters only need to provide one.
+ * <p>To add a map, write a {@link BenchMap} and add an entry to {@link #ALL}; the report prints
+ * every map's version string. Oak appears once per API with its default memory schemes
+ * ({@code oak-zc}, {@code oak-legacy}) and once per pair of schemes for keys and values
+ * ({@code oak-zc-nova}, {@code oak-zc-growonly}, {@code oak-zc-lock}, {@code oak-zc-novavalues}),
+ * which is how the Nova experiments compare memory managers under one harness.
  *
  * @param name        the command-line and report name
  * @param description one line for the report
@@ -25,16 +26,22 @@ import java.util.function.LongFunction;
  * @param runAs       for each workload, the workload this map actually runs for it: itself, another
  *                    workload whose operation is the same for this map (run once, reported for
  *                    both), or null if the map has no such operation (skipped, "-" in the report)
+ * @param directLimited true for an off-heap map that cannot bound its own off-heap memory (it grows
+ *                    direct buffers until the JVM refuses): its child JVM's
+ *                    {@code -XX:MaxDirectMemorySize} is set to exactly its off-heap capacity, so that
+ *                    the limit is the budget; maps that enforce their capacity themselves get some
+ *                    slack above it instead
  * @param factory     builds an empty map, given the off-heap capacity in bytes (0 for on-heap maps)
  * @param version     the version string printed in the reports
  */
 public record MapKind(String name, String description, boolean offHeap, boolean baseline,
-                      Function<Workload, Workload> runAs, LongFunction<BenchMap> factory, String version) {
+                      Function<Workload, Workload> runAs, boolean directLimited, LongFunction<BenchMap> factory,
+                      String version) {
 
     /** Oak through its zero-copy API. */
     public static final MapKind OAK_ZC = new MapKind("oak-zc",
             "OakMap<byte[],byte[]> through zc(): zero-copy gets and scans, in-place updates",
-            true, false, w -> w, OakBenchMap::zeroCopy, OakBenchMap.version());
+            true, false, w -> w, false, OakBenchMap::zeroCopy, OakBenchMap.version());
 
     /** Oak through the ConcurrentNavigableMap API (objects in, copies out). */
     public static final MapKind OAK_LEGACY = new MapKind("oak-legacy",
@@ -42,9 +49,10 @@ public record MapKind(String name, String description, boolean offHeap, boolean 
             true, false,
             w -> switch (w) {
                 case GET_ZC, SCAN_ASC_STREAM, SCAN_DESC_STREAM -> null; // no zero-copy read in this API
+                case CAPACITY, INGEST_RAM -> null; // the same off-heap layout as oak-zc: measured there
                 default -> w;
             },
-            OakBenchMap::legacy, OakBenchMap.version());
+            false, OakBenchMap::legacy, OakBenchMap.version());
 
     /** The JDK's skiplist storing copies of keys and values on the heap. */
     public static final MapKind CSLM = new MapKind("cslm",
@@ -56,10 +64,63 @@ public record MapKind(String name, String description, boolean offHeap, boolean 
                 case SCAN_DESC_STREAM -> Workload.SCAN_DESC;
                 default -> w;
             },
-            capacity -> new CslmBenchMap(), "JDK " + System.getProperty("java.runtime.version"));
+            false, capacity -> new CslmBenchMap(), "JDK " + System.getProperty("java.runtime.version"));
+
+    /**
+     * MapDB's BTreeMap on direct memory ({@code DBMaker.memoryDirectDB()}), values outside the
+     * nodes; see {@link MapDbBenchMap} for the operation behind each workload.
+     */
+    public static final MapKind MAPDB = new MapKind("mapdb",
+            "MapDB BTreeMap<byte[],byte[]> in memoryDirectDB() (direct ByteBuffers), BYTE_ARRAY serializers, "
+                    + "values outside nodes; gets and scans copy; update = get + replace(k, old, new) loop",
+            true, false,
+            w -> switch (w) {
+                case GET_ZC -> Workload.GET_COPY;            // every get deserializes a copy
+                case SCAN_ASC_STREAM -> Workload.SCAN_ASC;   // no stream API
+                case SCAN_DESC_STREAM -> Workload.SCAN_DESC;
+                default -> w;
+            },
+            true, MapDbBenchMap::new, MapDbBenchMap.version());
+
+    /** The seeds' CSLM-OffHeap: the JDK skiplist over cells whose keys and values are off-heap. */
+    public static final MapKind CSLM_OFFHEAP = new MapKind("cslm-offheap",
+            "ConcurrentSkipListMap of on-heap cells holding off-heap key and value slices (Somar, Nova)",
+            true, false,
+            w -> switch (w) {
+                case SCAN_ASC_STREAM -> Workload.SCAN_ASC;
+                case SCAN_DESC_STREAM -> Workload.SCAN_DESC;
+                default -> w;
+            },
+            false, CslmOffHeapBenchMap::new, CslmOffHeapBenchMap.version());
+
+    /** Oak (zero-copy API) with Nova for keys and values. */
+    public static final MapKind OAK_ZC_NOVA = oakWithSchemes("oak-zc-nova", MemoryScheme.NOVA, MemoryScheme.NOVA);
+
+    /** Oak (zero-copy API) that never reuses memory: the thesis's grow-only reference point. */
+    public static final MapKind OAK_ZC_GROW_ONLY =
+            oakWithSchemes("oak-zc-growonly", MemoryScheme.GROW_ONLY, MemoryScheme.GROW_ONLY);
+
+    /** Oak (zero-copy API) with the original read-write-lock headers for keys and values. */
+    public static final MapKind OAK_ZC_LOCK = oakWithSchemes("oak-zc-lock", MemoryScheme.LOCK_BASED, MemoryScheme.LOCK_BASED);
+
+    /** Oak (zero-copy API) as in the original Oak paper: grow-only keys, Nova-style values. */
+    public static final MapKind OAK_ZC_NOVA_VALUES =
+            oakWithSchemes("oak-zc-novavalues", MemoryScheme.GROW_ONLY, MemoryScheme.NOVA);
+
+    /** The maps the quick and paper presets compare (the memory-scheme variants have their own preset). */
+    public static final List<MapKind> MAIN = List.of(OAK_ZC, OAK_LEGACY, CSLM, MAPDB, CSLM_OFFHEAP);
+
+    /** The memory-manager comparison of the Nova thesis, on Oak (the {@code nova} preset). */
+    public static final List<MapKind> SCHEMES = List.of(OAK_ZC_NOVA, OAK_ZC_GROW_ONLY, OAK_ZC_LOCK, OAK_ZC_NOVA_VALUES);
+
+    private static MapKind oakWithSchemes(String name, MemoryScheme keys, MemoryScheme values) {
+        return new MapKind(name, "OakMap through zc(), " + keys + " keys, " + values + " values",
+                true, false, OAK_ZC.runAs, false, OakBenchMap.zeroCopy(keys, values), OakBenchMap.version());
+    }
 
     /** Every registered map, in report order. */
-    public static final List<MapKind> ALL = List.of(OAK_ZC, OAK_LEGACY, CSLM);
+    public static final List<MapKind> ALL = List.of(OAK_ZC, OAK_LEGACY, CSLM, MAPDB, CSLM_OFFHEAP,
+            OAK_ZC_NOVA, OAK_ZC_GROW_ONLY, OAK_ZC_LOCK, OAK_ZC_NOVA_VALUES);
 
     /** @return the map called {@code name} (case-insensitive) */
     public static MapKind byName(String name) {

@@ -2,6 +2,7 @@ package dev.oakmap.bench.harness;
 
 import dev.oakmap.DeletedMemoryAccessException;
 import dev.oakmap.OakMap;
+import dev.oakmap.MemoryScheme;
 import dev.oakmap.OakMapBuilder;
 import dev.oakmap.OakScopedReadBuffer;
 import dev.oakmap.OakScopedWriteBuffer;
@@ -16,6 +17,7 @@ import java.util.Map;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.LongFunction;
 
 /**
  * {@link OakMap}{@code <byte[], byte[]>} with the byte-array serializer and the unsigned byte-wise
@@ -48,25 +50,45 @@ final class OakBenchMap implements BenchMap {
     private final OakMap<byte[], byte[]> descending;
     private final boolean zc;
 
-    private OakBenchMap(long capacity, boolean zc) {
+    private OakBenchMap(long capacity, boolean zc, MemoryScheme keys, MemoryScheme values) {
         OakMapBuilder<byte[], byte[]> b = new OakMapBuilder<>(OakCommonTypes.BYTE_ARRAY_SERIALIZER,
                 OakCommonTypes.BYTE_ARRAY_SERIALIZER, OakCommonTypes.BYTE_ARRAY_COMPARATOR);
         if (capacity > 0) {
             b.memoryCapacity(capacity);
         }
+        b.keyMemory(keys).valueMemory(values);
         this.map = b.build();
         this.descending = map.descendingMap();
         this.zc = zc;
     }
 
+    private OakBenchMap(OakMap<byte[], byte[]> map, boolean zc) {
+        this.map = map;
+        this.descending = map.descendingMap();
+        this.zc = zc;
+    }
+
+    /**
+     * @return this same map driven through the other API (zero-copy or legacy); closing either
+     *         closes the map (the demo measures both APIs on one map)
+     */
+    OakBenchMap otherApi() {
+        return new OakBenchMap(map, !zc);
+    }
+
     /** @return an Oak map driven through its zero-copy API, with at most {@code capacity} bytes off-heap */
     static BenchMap zeroCopy(long capacity) {
-        return new OakBenchMap(capacity, true);
+        return new OakBenchMap(capacity, true, OakMapBuilder.DEFAULT_KEY_MEMORY, OakMapBuilder.DEFAULT_VALUE_MEMORY);
     }
 
     /** @return an Oak map driven through its legacy ConcurrentNavigableMap API */
     static BenchMap legacy(long capacity) {
-        return new OakBenchMap(capacity, false);
+        return new OakBenchMap(capacity, false, OakMapBuilder.DEFAULT_KEY_MEMORY, OakMapBuilder.DEFAULT_VALUE_MEMORY);
+    }
+
+    /** @return a factory of zero-copy Oak maps with the given memory schemes for keys and values */
+    static LongFunction<BenchMap> zeroCopy(MemoryScheme keys, MemoryScheme values) {
+        return capacity -> new OakBenchMap(capacity, true, keys, values);
     }
 
     /** @return the version of oak-core on the class path, as well as it can be told */
@@ -190,8 +212,12 @@ final class OakBenchMap implements BenchMap {
                 if (v == null) {
                     return value;
                 }
-                LONGS.set(v, 0, (long) LONGS.get(v, 0) + 1); // v is already a private copy
-                return v;
+                // v is a private deserialized copy, but returning it mutated would be lost: OakMap's
+                // compute treats a result identical to its argument as "unchanged". A fresh array, as
+                // for the skiplist.
+                byte[] next = v.clone();
+                LONGS.set(next, 0, (long) LONGS.get(next, 0) + 1);
+                return next;
             };
         }
 

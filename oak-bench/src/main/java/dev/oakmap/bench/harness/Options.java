@@ -25,7 +25,7 @@ final class Options {
     static final int PAPER_KEYS_PER_SCALE = 2_000_000;
 
     String preset = "";
-    List<MapKind> maps = MapKind.ALL;
+    List<MapKind> maps = MapKind.MAIN;
     List<Workload> workloads = List.of(Workload.values());
     int[] threads = {1, 2};
     int keys = 100_000;
@@ -46,6 +46,16 @@ final class Options {
     List<String> jvmArgs = List.of();
     double scale;  // 0: automatic (paper preset)
     boolean dryRun;
+    /** RAM budgets of the capacity experiment (empty: derived). */
+    long[] capacityRam = {};
+    /** RAM budgets of the ingest-ram experiment (empty: derived from {@link #ramPairs()}). */
+    long[] ingestRam = {};
+    /** Pairs of the ingest-ram experiment (0: derived). */
+    int ramPairs;
+    /** Share of a capacity run's RAM budget that off-heap maps get as heap, beyond {@link #BASE_HEAP}. */
+    double heapShare = 0.05;
+    /** Seconds without progress after which a memory experiment's ingestion counts as stalled. */
+    double stall = 10;
     /** Set by the parent in a child's arguments: run one point and print its result. */
     boolean child;
     int rep;
@@ -53,8 +63,9 @@ final class Options {
     private final Map<String, String> given = new LinkedHashMap<>();
 
     static final String USAGE = """
-            usage: bin/bench [--preset quick|paper] [options]
-              --map LIST          maps to compare: all | oak-zc,oak-legacy,cslm (default all)
+            usage: bin/bench [--preset quick|paper|nova] [options]
+              --map LIST          maps to compare: all | %s
+                                  (default: oak-zc,oak-legacy,cslm,mapdb,cslm-offheap)
               --workload LIST     all | %s (default all)
               --threads LIST      worker thread counts, e.g. 1,2 (default 1,2)
               --keys N            key range; the ingestion stage maps 50%% of it (default 100000)
@@ -73,12 +84,27 @@ final class Options {
               --out DIR           output directory (default bench-results/<timestamp>)
               --seed N            (default 42)      --fork true|false (default true: a fresh JVM per run)
               --dry-run           print the plan and the budgets, run nothing
-            presets: quick = every workload and map, 100K keys, 1.5 s runs after 1 s warm-up, 1 rep (a few minutes)
-                     paper = every workload and map, 2M x scale keys, 30 s runs after 10 s warm-up, 5 reps
+            memory-budget experiments (workloads capacity and ingest-ram; one thread, one run per budget):
+              --capacity-ram LIST RAM budgets of `capacity` (ingest until out of memory), e.g. 256m,512m
+                                  (default 256m,512m; paper preset: 1g,2g,4g,8g up to half the RAM)
+              --heap-share F      capacity runs: off-heap maps get 16m + this share of the budget as heap and
+                                  the rest off-heap (default 0.05)
+              --ram-pairs N       pairs ingested by `ingest-ram` (default 100000; paper preset: as ingested)
+              --ingest-ram LIST   RAM budgets of `ingest-ram` (default 32m + 1.15, 1.3, 1.6, 2 x the raw data);
+                                  off-heap maps get 1.08 x the raw data + 8m off-heap, the rest as heap
+              --stall S           a memory run that makes no progress for S seconds has run out (default 10)
+            presets: quick = every workload, the default maps, 100K keys, 1.5 s runs after 1 s warm-up, 1 rep; capacity in
+                             256m and 512m, ingest-ram of 100K pairs in 4 budgets (about ten minutes)
+                     paper = every workload, the default maps, 2M x scale keys, 30 s runs after 10 s warm-up,
+                             5 reps; capacity in 1g..8g (up to half the RAM), ingest-ram of the ingested pairs
+                     nova  = Oak under each memory scheme (oak-zc-nova, -growonly, -lock, -novavalues): put,
+                             churn, get-zc, rw-mix, 400K keys, 5 s runs after 2 s warm-up, 3 reps; the report
+                             adds the off-heap memory in use after each run
             SIZE: bytes, or with a k/m/g suffix (e.g. 6g)
-            memory per pair is measured after the ingestion stage of every run; for that alone, run
-            --workload ingest --threads 1
-            """.formatted(String.join(" | ", Workload.ids()));
+            memory per pair is measured after the ingestion stage of every run and after each ingest-ram
+            run that fits; for that alone, run --workload ingest --threads 1
+            """.formatted(String.join(",", MapKind.ALL.stream().map(MapKind::name).toList()),
+                    String.join(" | ", Workload.ids()));
 
     /** Parses {@code args}; throws IllegalArgumentException with a message on bad input. */
     static Options parse(String[] args) {
@@ -130,7 +156,7 @@ final class Options {
     private void applyPreset(String name) {
         switch (name) {
             case "quick" -> {
-                maps = MapKind.ALL;
+                maps = MapKind.MAIN;
                 workloads = List.of(Workload.values());
                 threads = defaultThreads();
                 keys = 100_000;
@@ -139,14 +165,23 @@ final class Options {
                 reps = 1;
             }
             case "paper" -> {
-                maps = MapKind.ALL;
+                maps = MapKind.MAIN;
                 workloads = List.of(Workload.values());
                 threads = defaultThreads();
                 duration = 30;
                 warmup = 10;
                 reps = 5;
             }
-            default -> throw new IllegalArgumentException("unknown preset '" + name + "' (quick, paper)");
+            case "nova" -> { // the Nova thesis's comparison of memory managers, on Oak
+                maps = MapKind.SCHEMES;
+                workloads = List.of(Workload.PUT, Workload.CHURN, Workload.GET_ZC, Workload.RW_MIX);
+                threads = defaultThreads();
+                keys = 400_000;
+                duration = 5;
+                warmup = 2;
+                reps = 3;
+            }
+            default -> throw new IllegalArgumentException("unknown preset '" + name + "' (quick, paper, nova)");
         }
         preset = name;
     }
@@ -190,6 +225,11 @@ final class Options {
             case "jvm-args" -> jvmArgs = v.isBlank() ? List.of() : List.of(v.trim().split("\\s+"));
             case "scale" -> scale = Double.parseDouble(v.trim());
             case "dry-run" -> dryRun = Boolean.parseBoolean(v.trim());
+            case "capacity-ram" -> capacityRam = sizes(v);
+            case "ingest-ram" -> ingestRam = sizes(v);
+            case "ram-pairs" -> ramPairs = (int) parseCount(v);
+            case "heap-share" -> heapShare = Double.parseDouble(v.trim());
+            case "stall" -> stall = Double.parseDouble(v.trim());
             case "child" -> child = Boolean.parseBoolean(v.trim());
             case "rep" -> rep = Integer.parseInt(v.trim());
             default -> throw new IllegalArgumentException("unknown option --" + name + " (try --help)");
@@ -202,6 +242,12 @@ final class Options {
                 || workloads.isEmpty()) {
             throw new IllegalArgumentException("need keys >= 2, key-size >= 8, value-size >= 8, duration > 0, "
                     + "warmup >= 0, reps >= 1, scan >= 1, threads >= 1, and at least one map and workload");
+        }
+        if (!(heapShare > 0) || heapShare >= 1 || !(stall > 0) || ramPairs < 0
+                || Arrays.stream(capacityRam).anyMatch(b -> b < 32 * MIB)
+                || Arrays.stream(ingestRam).anyMatch(b -> b < 16 * MIB)) {
+            throw new IllegalArgumentException("need 0 < heap-share < 1, stall > 0, ram-pairs >= 0, "
+                    + "capacity budgets of at least 32m and ingest-ram budgets of at least 16m");
         }
         if (!distribution.equals("uniform") && !distribution.equals("zipf")) {
             throw new IllegalArgumentException("distribution must be uniform or zipf: " + distribution);
@@ -255,9 +301,92 @@ final class Options {
                     "the RAM budget %s leaves %s of heap to %s after %s off-heap; raise --ram or lower --offheap",
                     size(ramBudget()), size(h), kind.name(), size(off)));
         }
-        // FFM native segments count against the direct-memory limit: leave room for block granularity
-        long direct = kind.offHeap() ? off + 256 * MIB : 0;
-        return new Budget(roundUp(h, MIB), off, direct);
+        return new Budget(roundUp(h, MIB), off, maxDirect(kind, off));
+    }
+
+    /**
+     * The direct-memory limit of an off-heap map's child JVM: exactly its off-heap capacity for a map
+     * that cannot bound its own memory (MapDB), else the capacity plus slack (FFM native segments
+     * count against the limit too, and Oak enforces its capacity itself).
+     */
+    private static long maxDirect(MapKind kind, long off) {
+        if (!kind.offHeap()) {
+            return 0;
+        }
+        return kind.directLimited() ? off : off + 256 * MIB;
+    }
+
+    // ------------------------------------------------------------------------------ memory experiments
+
+    /** The least heap a memory-experiment child JVM gets. */
+    static final long MIN_HEAP = 24 * MIB;
+
+    /** The heap every off-heap map gets in a capacity run, before its share of the budget. */
+    static final long BASE_HEAP = 16 * MIB;
+
+    /** Pairs of the ingest-ram experiment. */
+    int ramPairs() {
+        if (ramPairs > 0) {
+            return ramPairs;
+        }
+        return preset.equals("paper") ? ingestedPairs() : 100_000;
+    }
+
+    /** Raw key and value bytes of the ingest-ram experiment. */
+    long ramPairsRawBytes() {
+        return (long) ramPairs() * (keySize + valueSize);
+    }
+
+    /** @return the RAM budgets of {@code w}, a memory experiment, ascending and distinct */
+    long[] memoryBudgets(Workload w) {
+        return Arrays.stream(memoryBudgetList(w)).distinct().sorted().toArray();
+    }
+
+    private long[] memoryBudgetList(Workload w) {
+        if (w == Workload.CAPACITY) {
+            if (capacityRam.length > 0) {
+                return capacityRam;
+            }
+            if (!preset.equals("paper")) {
+                return new long[]{256 * MIB, 512 * MIB};
+            }
+            long half = Machine.memTotalBytes() / 2;
+            long[] all = {GIB, 2 * GIB, 4 * GIB, 8 * GIB};
+            long[] fit = Arrays.stream(all).filter(b -> half <= 0 || b <= half).toArray();
+            return fit.length > 0 ? fit : new long[]{GIB};
+        }
+        if (ingestRam.length > 0) {
+            return ingestRam;
+        }
+        double[] factors = {1.15, 1.3, 1.6, 2};
+        return Arrays.stream(factors).mapToLong(f -> roundUp(32 * MIB + (long) (f * ramPairsRawBytes()), 8 * MIB))
+                .toArray();
+    }
+
+    /**
+     * What one child JVM of a memory experiment gets from RAM budget {@code ram}: on-heap maps all
+     * of it as heap; off-heap maps, for {@code capacity}, {@link #BASE_HEAP} plus {@code --heap-share}
+     * of it as heap and the rest off-heap, and for {@code ingest-ram}, just enough off-heap for the
+     * raw data (1.08 x, plus 8 MiB: Oak needs about 1.02 x, MapDB 1.05 x and 1 MiB steps) and the
+     * rest as heap. The heap may come out below {@link #MIN_HEAP} (see {@link #fits}): the map
+     * cannot run in that budget.
+     */
+    Budget memoryBudget(MapKind kind, Workload w, long ram) {
+        if (!kind.offHeap()) {
+            return new Budget(ram, 0, 0);
+        }
+        long off;
+        if (w == Workload.CAPACITY) {
+            off = ram - Math.max(MIN_HEAP, roundUp(BASE_HEAP + (long) (ram * heapShare), MIB));
+        } else {
+            off = roundUp((long) (ramPairsRawBytes() * 1.08) + 8 * MIB, MIB);
+        }
+        return new Budget(ram - off, off, maxDirect(kind, off));
+    }
+
+    /** @return true if {@code b} leaves the JVM a usable heap */
+    static boolean fits(Budget b) {
+        return b.heap() >= MIN_HEAP;
     }
 
     private static double autoScale(Options o) {
@@ -282,15 +411,15 @@ final class Options {
     // ------------------------------------------------------------------------------ child arguments
 
     /** The arguments of a child JVM that runs one point. */
-    List<String> childArgs(MapKind map, Workload w, int t, int repetition) {
-        Budget b = budget(map);
+    List<String> childArgs(MapKind map, Workload w, int t, int repetition, Budget b) {
         List<String> a = new ArrayList<>(List.of("--child",
                 "--map", map.name(), "--workload", w.id, "--threads", Integer.toString(t),
                 "--keys", Integer.toString(keys), "--key-size", Integer.toString(keySize),
                 "--value-size", Integer.toString(valueSize), "--duration", Double.toString(duration),
                 "--warmup", Double.toString(warmup), "--distribution", distribution,
                 "--zipf-theta", Double.toString(zipfTheta), "--scan", Integer.toString(scan),
-                "--seed", Long.toString(seed), "--rep", Integer.toString(repetition)));
+                "--seed", Long.toString(seed), "--rep", Integer.toString(repetition),
+                "--ram-pairs", Integer.toString(ramPairs()), "--stall", Double.toString(stall)));
         if (b.offHeap() > 0) {
             a.add("--offheap");
             a.add(Long.toString(b.offHeap()));
@@ -299,6 +428,10 @@ final class Options {
     }
 
     // ------------------------------------------------------------------------------ sizes
+
+    private static long[] sizes(String v) {
+        return Arrays.stream(v.split(",")).mapToLong(Options::parseSize).toArray();
+    }
 
     static long parseSize(String s) {
         String t = s.trim().toLowerCase(Locale.ROOT);

@@ -40,6 +40,13 @@ final class PointRunner {
      */
     static Map<String, String> run(Options o, MapKind kind, Workload w, int threads, int rep, long offHeapCapacity,
                                    PrintStream log) throws InterruptedException {
+        if (w.isMemory()) {
+            Map<String, String> r = MemoryRunner.run(o, kind, w, rep, offHeapCapacity, log);
+            r.put("jvm", Machine.jvm());
+            r.put("jvm_flags", String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments()));
+            r.put("max_heap_bytes", Long.toString(Runtime.getRuntime().maxMemory()));
+            return r;
+        }
         long runSeed = Keys.mix(o.seed * 1_000_003L + rep);
         long keySeed = o.seed; // the key space is the same in every run
         byte[] valueTemplate = new byte[o.valueSize];
@@ -65,7 +72,7 @@ final class PointRunner {
                     maps == 1 ? "" : "s");
         }
 
-        long heapBefore = heapUsed();
+        long heapBefore = heapUsed(o);
         BenchMap map = kind.factory().apply(offHeapCapacity);
         try {
             int[] perm = Keys.permutation(o.keys, runSeed);
@@ -79,23 +86,11 @@ final class PointRunner {
             if (size != ingested) {
                 throw new IllegalStateException(kind.name() + " holds " + size + " pairs after ingesting " + ingested);
             }
-            long heapGrowth = heapUsed() - heapBefore;
-            long offUsed = map.offHeapUsed();
-            long offReserved = map.offHeapReserved();
-            long raw = size * (long) (o.keySize + o.valueSize);
-            log.printf(Locale.ROOT, "ingested %,d pairs in %.2f s; heap +%,d B, off-heap used %,d B, reserved %,d B%n",
-                    size, ingestSeconds, heapGrowth, offUsed, offReserved);
-
+            log.printf(Locale.ROOT, "ingested %,d pairs in %.2f s%n", size, ingestSeconds);
             r.put("pairs_ingested", Long.toString(size));
             r.put("ingest_s", fmt(ingestSeconds));
             r.put("ingest_ops_per_s", fmt(size / ingestSeconds));
-            r.put("heap_growth_bytes", Long.toString(heapGrowth));
-            r.put("offheap_used_bytes", Long.toString(offUsed));
-            r.put("offheap_reserved_bytes", Long.toString(offReserved));
-            r.put("heap_b_per_pair", fmt((double) heapGrowth / size));
-            r.put("offheap_used_b_per_pair", fmt((double) offUsed / size));
-            r.put("offheap_reserved_b_per_pair", fmt((double) offReserved / size));
-            r.put("overhead_b_per_pair", fmt((double) (heapGrowth + offUsed - raw) / size));
+            measureMemory(map, size, heapBefore, o, r, log);
 
             double opsPerSecond;
             long ops;
@@ -125,6 +120,7 @@ final class PointRunner {
             r.put("seconds", fmt(seconds));
             r.put("ops_per_s", fmt(opsPerSecond));
             r.put("size_after", Long.toString(map.size()));
+            r.put("offheap_used_after", Long.toString(map.offHeapUsed()));
             r.put("gc_count", Long.toString(gc1[0] - gc0[0]));
             r.put("gc_ms", Long.toString(gc1[1] - gc0[1]));
             log.printf(Locale.ROOT, "%s %s %d threads: %,.0f ops/s%n", kind.name(), w.id, threads, opsPerSecond);
@@ -135,6 +131,30 @@ final class PointRunner {
         r.put("jvm_flags", String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments()));
         r.put("max_heap_bytes", Long.toString(Runtime.getRuntime().maxMemory()));
         return r;
+    }
+
+    /**
+     * The memory-per-pair measurement, taken after an ingestion: heap in use after full collections
+     * minus {@code heapBefore} (the same figure taken before the map was built), the map's off-heap
+     * bytes in use and reserved, and the overhead beyond the raw key and value bytes, all per pair.
+     * Puts the {@code heap_growth_bytes .. overhead_b_per_pair} columns into {@code r}.
+     */
+    static void measureMemory(BenchMap map, long pairs, long heapBefore, Options o, Map<String, String> r,
+                              PrintStream log) throws InterruptedException {
+        long heapGrowth = heapUsed(o) - heapBefore;
+        long offUsed = map.offHeapUsed();
+        long offReserved = map.offHeapReserved();
+        long raw = pairs * (long) (o.keySize + o.valueSize);
+        log.printf(Locale.ROOT, "memory after %,d pairs: heap +%,d B, off-heap used %,d B, reserved %,d B; "
+                        + "%.1f B/pair beyond the raw data%n", pairs, heapGrowth, offUsed, offReserved,
+                (double) (heapGrowth + offUsed - raw) / pairs);
+        r.put("heap_growth_bytes", Long.toString(heapGrowth));
+        r.put("offheap_used_bytes", Long.toString(offUsed));
+        r.put("offheap_reserved_bytes", Long.toString(offReserved));
+        r.put("heap_b_per_pair", fmt((double) heapGrowth / pairs));
+        r.put("offheap_used_b_per_pair", fmt((double) offUsed / pairs));
+        r.put("offheap_reserved_b_per_pair", fmt((double) offReserved / pairs));
+        r.put("overhead_b_per_pair", fmt((double) (heapGrowth + offUsed - raw) / pairs));
     }
 
     /**
@@ -208,7 +228,7 @@ final class PointRunner {
                 return p == 0 ? s.put(next(c, keySeed, key))
                         : p == 1 ? s.remove(next(c, keySeed, key)) : s.get(next(c, keySeed, key));
             };
-            case INGEST -> throw new IllegalArgumentException("ingest has no sustained stage");
+            case INGEST, CAPACITY, INGEST_RAM -> throw new IllegalArgumentException(w.id + " has no sustained stage");
         };
     }
 
@@ -290,12 +310,14 @@ final class PointRunner {
         return new long[]{total, stop - start};
     }
 
-    /** Heap bytes in use after a few full collections. */
-    static long heapUsed() throws InterruptedException {
+    /** Heap bytes in use after a few full collections (one, quickly, in the harness's own JVM). */
+    static long heapUsed(Options o) throws InterruptedException {
+        // in the harness's own JVM (--fork false: tests, debugging) the figure means little anyway
+        int rounds = o.fork ? 4 : 1;
         long used = Long.MAX_VALUE;
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < rounds; i++) {
             System.gc();
-            Thread.sleep(40);
+            Thread.sleep(o.fork ? 40 : 1);
             used = Math.min(used, ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
         }
         return used;

@@ -21,10 +21,11 @@ final class Results {
     /** The CSV columns, in order. */
     static final List<String> COLUMNS = List.of(
             "timestamp", "map", "workload", "threads", "rep", "status", "ops_per_s", "ops", "seconds",
+            "ram_budget_bytes", "pairs_fit", "stop_reason",
             "keys", "pairs_ingested", "key_size", "value_size", "distribution", "duration_s", "warmup_s", "scan",
             "ingest_s", "ingest_ops_per_s", "heap_growth_bytes", "offheap_used_bytes", "offheap_reserved_bytes",
             "heap_b_per_pair", "offheap_used_b_per_pair", "offheap_reserved_b_per_pair", "overhead_b_per_pair",
-            "size_after", "gc_count", "gc_ms", "heap_budget_bytes", "offheap_budget_bytes", "jvm", "jvm_flags",
+            "size_after", "offheap_used_after", "gc_count", "gc_ms", "heap_budget_bytes", "offheap_budget_bytes", "jvm", "jvm_flags",
             "max_heap_bytes", "nproc", "cpu_model", "git_commit", "map_version", "wall_s", "error");
 
     final List<Map<String, String>> rows = new ArrayList<>();
@@ -87,6 +88,42 @@ final class Results {
                 .toArray());
     }
 
+    /**
+     * @return the statistics of {@code column} over the successful runs of {@code map} running the
+     *         memory experiment {@code workload} under RAM budget {@code ram}, or null
+     */
+    Stat statAt(MapKind map, Workload workload, long ram, String column) {
+        return Stat.of(at(map, workload, ram).stream()
+                .filter(r -> "ok".equals(r.get("status")))
+                .mapToDouble(r -> parse(r.get(column)))
+                .filter(d -> !Double.isNaN(d))
+                .toArray());
+    }
+
+    /** @return the rows (any status) of {@code map} running {@code workload} under RAM budget {@code ram} */
+    List<Map<String, String>> at(MapKind map, Workload workload, long ram) {
+        Workload actual = map.runAs().apply(workload);
+        if (actual == null) {
+            return List.of();
+        }
+        return rows.stream()
+                .filter(r -> map.name().equals(r.get("map")) && actual.id.equals(r.get("workload"))
+                        && Long.toString(ram).equals(r.get("ram_budget_bytes")))
+                .toList();
+    }
+
+    /**
+     * @return the statistics of {@code column} over the successful runs of {@code map} that match
+     *         {@code which}, or null
+     */
+    Stat statWhere(MapKind map, java.util.function.Predicate<Map<String, String>> which, String column) {
+        return Stat.of(rows.stream()
+                .filter(r -> "ok".equals(r.get("status")) && map.name().equals(r.get("map")) && which.test(r))
+                .mapToDouble(r -> parse(r.get(column)))
+                .filter(d -> !Double.isNaN(d))
+                .toArray());
+    }
+
     /** @return the statistics of {@code column} over every successful run of {@code map}, or null */
     Stat statAll(MapKind map, String column) {
         return Stat.of(rows.stream()
@@ -96,9 +133,9 @@ final class Results {
                 .toArray());
     }
 
-    /** @return the rows that failed */
+    /** @return the rows that failed (a memory experiment's map running out of memory is not a failure) */
     List<Map<String, String>> failures() {
-        return rows.stream().filter(r -> !"ok".equals(r.get("status"))).toList();
+        return rows.stream().filter(r -> "error".equals(r.get("status"))).toList();
     }
 
     static double parse(String s) {

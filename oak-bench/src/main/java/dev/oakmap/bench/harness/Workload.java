@@ -5,10 +5,15 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * The workloads of the harness. Every workload but {@link #INGEST} runs in the sustained-rate stage,
- * after the ingestion stage, on {@code threads} symmetric worker threads for a fixed time; each
- * operation picks its key uniformly (or Zipfian) over the whole key range, so about half of the
- * lookups of a fresh map miss. {@link #INGEST} measures the ingestion stage itself.
+ * The workloads of the harness. Every workload but {@link #INGEST} and the two memory-budget
+ * experiments runs in the sustained-rate stage, after the ingestion stage, on {@code threads}
+ * symmetric worker threads for a fixed time; each operation picks its key uniformly (or Zipfian)
+ * over the whole key range, so about half of the lookups of a fresh map miss. {@link #INGEST}
+ * measures the ingestion stage itself.
+ *
+ * <p>The memory-budget experiments of the Oak paper's Figure 3, {@link #CAPACITY} and
+ * {@link #INGEST_RAM}, run instead once per RAM budget of a list, on one thread (see
+ * {@link MemoryRunner}); their figures are the pairs that fit and the ingestion rate.
  *
  * <p>What each operation means for each map is defined by the map's {@link BenchMap.Session}; the
  * descriptions below are the contract every adapter implements.
@@ -37,7 +42,13 @@ public enum Workload {
     /** 50% put, 50% remove: the map stays at about half of the range. */
     CHURN("churn", "50% put, 50% remove (the size stays at about half the range)"),
     /** The Nova thesis's read-write mix. */
-    RW_MIX("rw-mix", "25% put, 25% remove, 50% get (as get-zc)");
+    RW_MIX("rw-mix", "25% put, 25% remove, 50% get (as get-zc)"),
+    /** Figure 3a: ingest until the map runs out of its RAM budget; the figure is the pairs that fit. */
+    CAPACITY("capacity", "putIfAbsent of fresh keys, one thread, until the map runs out of the RAM budget "
+            + "(one run per --capacity-ram budget): the pairs that fit"),
+    /** Figure 3b: ingest a fixed number of pairs under shrinking RAM budgets. */
+    INGEST_RAM("ingest-ram", "putIfAbsent of --ram-pairs fresh keys, one thread, under each --ingest-ram budget: "
+            + "pairs/s, or out of memory");
 
     /** The command-line name. */
     public final String id;
@@ -52,6 +63,14 @@ public enum Workload {
     /** @return true for the scan workloads (one operation = one scan of {@code scan} pairs) */
     public boolean isScan() {
         return this == SCAN_ASC || this == SCAN_DESC || this == SCAN_ASC_STREAM || this == SCAN_DESC_STREAM;
+    }
+
+    /**
+     * @return true for the memory-budget experiments, which run once per RAM budget on one thread
+     *         rather than once per thread count
+     */
+    public boolean isMemory() {
+        return this == CAPACITY || this == INGEST_RAM;
     }
 
     /** @return the workload called {@code id} (case-insensitive) */

@@ -15,6 +15,7 @@ import java.util.List;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -27,14 +28,15 @@ class BenchTest {
 
     @Test
     void inProcessRunWritesCsvReportAndCharts(@TempDir Path dir) throws Exception {
-        Bench.Outcome r = Bench.run("--map", "all", "--workload", "update,get-zc,scan-desc-stream",
+        Bench.Outcome r = Bench.run("--workload", "update,get-zc,scan-desc-stream",
                 "--threads", "1,2", "--keys", "2000", "--key-size", "16", "--value-size", "40",
                 "--duration", "0.1", "--warmup", "0.05", "--reps", "2", "--scan", "100",
                 "--fork", "false", "--out", dir.toString());
 
-        // oak-zc runs all 3, oak-legacy only update (no zero-copy get or stream), cslm all 3
-        // (its stream scan is its iterator scan): 7 points x 2 thread counts x 2 reps
-        assertEquals(28, r.runs());
+        // the default maps: oak-zc runs all 3, oak-legacy only update (no zero-copy get or stream),
+        // cslm all 3 (its stream scan is its iterator scan), mapdb all 3 (get-zc as get-copy, the
+        // stream scan as the iterator scan), cslm-offheap all 3: 13 points x 2 thread counts x 2 reps
+        assertEquals(52, r.runs());
         assertEquals(0, r.failures());
 
         List<List<String>> csv = readCsv(r.csv());
@@ -54,10 +56,15 @@ class BenchTest {
 
         String md = Files.readString(r.report(), StandardCharsets.UTF_8);
         assertTrue(md.startsWith("# Oak benchmark report"), md);
-        assertTrue(md.contains("| workload | threads | oak-zc | oak-legacy | cslm | oak-zc / cslm | oak-legacy / cslm |"), md);
+        assertTrue(md.contains("| workload | threads | oak-zc | oak-legacy | cslm | mapdb | cslm-offheap "
+                + "| oak-zc / cslm | oak-legacy / cslm | mapdb / cslm | cslm-offheap / cslm |"), md);
+        assertTrue(md.contains("## Off-heap memory after each run"), md);
+        assertTrue(md.lines().anyMatch(l -> l.startsWith("| get-zc | 1 |") && l.contains("=get-copy")), md);
+        assertTrue(md.contains("| mapdb | MapDB 3."), md);
         assertTrue(md.lines().anyMatch(l -> l.startsWith("| get-zc | 2 |") && l.contains("x** |")), md);
         assertTrue(md.lines().anyMatch(l -> l.startsWith("| scan-desc-stream | 1 |") && l.contains("=scan-desc")), md);
-        assertTrue(md.contains("## Memory after ingestion"), md);
+        assertTrue(md.contains("## Memory per pair"), md);
+        assertTrue(md.lines().anyMatch(l -> l.startsWith("| mapdb | the ingestion stage")), md);
         for (Path png : r.charts()) {
             assertTrue(md.contains("](" + png.getFileName() + ")"), png.toString());
         }
@@ -99,9 +106,109 @@ class BenchTest {
         assertArrayEquals(new int[]{1}, o.threads);
         assertEquals(Options.GIB * 5 / 2, o.budget(MapKind.OAK_LEGACY).heap());
         assertEquals(Options.GIB * 4, o.budget(MapKind.CSLM).heap());
-        // legacy has no get-zc and no stream scans; cslm runs get-copy as get-zc and stream scans as iterator scans
+        // legacy has no get-zc, no stream scans and no memory experiments; cslm runs get-copy as get-zc
+        // and stream scans as iterator scans, and each memory experiment once per budget
         long planned = Bench.plan(o).size();
-        assertEquals((Workload.values().length - 3) + (Workload.values().length - 3), planned);
+        int memoryRuns = o.memoryBudgets(Workload.CAPACITY).length + o.memoryBudgets(Workload.INGEST_RAM).length;
+        assertEquals(2, o.memoryBudgets(Workload.CAPACITY).length);
+        assertEquals(4, o.memoryBudgets(Workload.INGEST_RAM).length);
+        assertEquals((Workload.values().length - 5) + (Workload.values().length - 5 + memoryRuns), planned);
+
+        // the same RAM for every map: MapDB cannot bound itself, so its direct-memory limit is its capacity
+        Options.Budget mapdb = o.budget(MapKind.MAPDB);
+        assertEquals(Options.GIB * 3 / 2, mapdb.offHeap());
+        assertEquals(mapdb.offHeap(), mapdb.maxDirect());
+        assertEquals(Options.GIB * 4, mapdb.heap() + mapdb.offHeap());
+        assertTrue(o.budget(MapKind.OAK_ZC).maxDirect() > o.budget(MapKind.OAK_ZC).offHeap());
+
+        // memory experiments: capacity splits the budget, ingest-ram gives off-heap maps just the data's room
+        Options.Budget cap = o.memoryBudget(MapKind.OAK_ZC, Workload.CAPACITY, 512 * Options.MIB);
+        assertEquals(512 * Options.MIB, cap.heap() + cap.offHeap());
+        assertEquals(o.memoryBudget(MapKind.CSLM, Workload.CAPACITY, 512 * Options.MIB).heap(), 512 * Options.MIB);
+        long raw = 100_000L * 1100;
+        Options.Budget ir = o.memoryBudget(MapKind.MAPDB, Workload.INGEST_RAM, 256 * Options.MIB);
+        assertTrue(ir.offHeap() > raw && ir.offHeap() < raw * 1.2, ir.toString());
+        assertEquals(ir.offHeap(), ir.maxDirect());
+        assertTrue(!Options.fits(o.memoryBudget(MapKind.OAK_ZC, Workload.INGEST_RAM, 64 * Options.MIB)));
+    }
+
+    @Test
+    void mapSelectionsAndTheNovaPreset() {
+        assertEquals(MapKind.MAIN, Options.parse(new String[]{"--preset", "quick"}).maps);
+        assertEquals(MapKind.ALL, Options.parse(new String[]{"--map", "all"}).maps);
+        Options nova = Options.parse(new String[]{"--preset", "nova"});
+        assertEquals(MapKind.SCHEMES, nova.maps);
+        assertEquals(List.of(Workload.PUT, Workload.CHURN, Workload.GET_ZC, Workload.RW_MIX), nova.workloads);
+        assertEquals(List.of(MapKind.OAK_ZC_GROW_ONLY, MapKind.CSLM_OFFHEAP),
+                Options.parse(new String[]{"--map", "oak-zc-growonly,CSLM-OFFHEAP"}).maps);
+        assertThrows(IllegalArgumentException.class, () -> Options.parse(new String[]{"--preset", "nope"}));
+    }
+
+    @Test
+    void memoryExperimentsRunInFreshJvms(@TempDir Path dir) throws Exception {
+        Bench.Outcome r = Bench.run("--map", "oak-zc,oak-legacy,cslm,mapdb", "--workload", "capacity,ingest-ram",
+                "--capacity-ram", "64m", "--ram-pairs", "5000", "--ingest-ram", "24m,64m", "--warmup", "0",
+                "--stall", "5", "--out", dir.toString());
+        // oak-legacy skips both; capacity: 3 maps x 1 budget; ingest-ram: 3 maps x 2 budgets
+        assertEquals(9, r.runs());
+        assertEquals(0, r.failures(), () -> logs(dir));
+        List<List<String>> csv = readCsv(r.csv());
+        int map = Results.COLUMNS.indexOf("map");
+        int workload = Results.COLUMNS.indexOf("workload");
+        int ram = Results.COLUMNS.indexOf("ram_budget_bytes");
+        int status = Results.COLUMNS.indexOf("status");
+        int fit = Results.COLUMNS.indexOf("pairs_fit");
+        int reason = Results.COLUMNS.indexOf("stop_reason");
+        int overhead = Results.COLUMNS.indexOf("overhead_b_per_pair");
+        int flags = Results.COLUMNS.indexOf("jvm_flags");
+        for (List<String> row : csv.subList(1, csv.size())) {
+            String m = row.get(map);
+            if (row.get(workload).equals("capacity")) {
+                // 64 MiB holds some tens of thousands of 1.1 KB pairs, whatever the map
+                assertEquals("ok", row.get(status), row.toString());
+                long pairs = Long.parseLong(row.get(fit));
+                assertTrue(pairs > 20_000 && pairs < 64 * 1024 * 1024 / 1100, row.toString());
+                // out of memory, or (a heap map thrashing in full collections on a loaded machine) stalled
+                assertTrue(row.get(reason).contains("exhausted") || row.get(reason).startsWith("stalled"),
+                        row.toString());
+                if (m.equals("mapdb")) {
+                    assertTrue(row.get(reason).contains("direct memory"), row.toString());
+                    assertTrue(row.get(flags).contains("-XX:MaxDirectMemorySize="), row.toString());
+                }
+            } else if (row.get(ram).equals(Long.toString(24L << 20)) && !m.equals("cslm")) {
+                // 24 MiB cannot hold the off-heap share and a heap: recorded without a run
+                assertEquals("oom", row.get(status), row.toString());
+                assertTrue(row.get(reason).startsWith("does not fit"), row.toString());
+            } else {
+                assertEquals("ok", row.get(status), row.toString());
+                assertEquals("5000", row.get(Results.COLUMNS.indexOf("pairs_ingested")));
+                double o = Double.parseDouble(row.get(overhead));
+                assertTrue(o > -200 && o < 1000, row.toString());
+            }
+        }
+        String md = Files.readString(r.report(), StandardCharsets.UTF_8);
+        assertTrue(md.contains("## Pairs that fit in a RAM budget"), md);
+        assertTrue(md.contains("| RAM budget | oak-zc | cslm | mapdb | oak-zc / cslm | mapdb / cslm |"), md);
+        assertTrue(md.contains("## Ingestion as the RAM budget shrinks"), md);
+        assertTrue(md.contains("does not fit"), md);
+        List<String> names = r.charts().stream().map(p -> p.getFileName().toString()).toList();
+        assertTrue(names.containsAll(List.of("capacity.png", "ingest-ram.png", "memory.png")), names.toString());
+        for (Path png : r.charts()) {
+            assertPng(png);
+        }
+    }
+
+    private static String logs(Path dir) {
+        try (var files = Files.list(dir.resolve("logs"))) {
+            StringBuilder b = new StringBuilder();
+            for (Path p : files.sorted().toList()) {
+                String s = Files.readString(p);
+                b.append(p.getFileName()).append(":\n").append(s, Math.max(0, s.length() - 3000), s.length());
+            }
+            return b.toString();
+        } catch (IOException e) {
+            return e.toString();
+        }
     }
 
     private static void assertPng(Path png) throws IOException {
