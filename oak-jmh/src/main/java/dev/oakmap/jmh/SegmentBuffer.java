@@ -1,0 +1,63 @@
+package dev.oakmap.jmh;
+
+import dev.oakmap.OakScopedWriteBuffer;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.Objects;
+
+/**
+ * A scoped buffer over a whole memory segment, to hand serialized keys to comparators and
+ * serializers outside a map (as the map does with its off-heap slices). Big-endian, like the map's
+ * buffers. Not thread-safe.
+ */
+final class SegmentBuffer implements OakScopedWriteBuffer {
+
+    private static final ValueLayout.OfChar CHAR = ValueLayout.JAVA_CHAR_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfDouble DOUBLE = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+
+    private final MemorySegment segment;
+
+    SegmentBuffer(MemorySegment segment) {
+        this.segment = segment;
+    }
+
+    @Override public int capacity() { return (int) segment.byteSize(); }
+    @Override public byte get(int index) { return segment.get(ValueLayout.JAVA_BYTE, index); }
+    @Override public char getChar(int index) { return segment.get(CHAR, index); }
+    @Override public short getShort(int index) { return segment.get(SHORT, index); }
+    @Override public int getInt(int index) { return segment.get(INT, index); }
+    @Override public long getLong(int index) { return segment.get(LONG, index); }
+    @Override public float getFloat(int index) { return segment.get(FLOAT, index); }
+    @Override public double getDouble(int index) { return segment.get(DOUBLE, index); }
+
+    @Override
+    public void getBytes(int index, byte[] dst, int offset, int length) {
+        Objects.checkFromIndexSize(offset, length, dst.length);
+        MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, index, dst, offset, length);
+    }
+
+    @Override public MemorySegment segment() { return segment.asReadOnly(); }
+
+    @Override public OakScopedWriteBuffer put(int index, byte value) { segment.set(ValueLayout.JAVA_BYTE, index, value); return this; }
+    @Override public OakScopedWriteBuffer putChar(int index, char value) { segment.set(CHAR, index, value); return this; }
+    @Override public OakScopedWriteBuffer putShort(int index, short value) { segment.set(SHORT, index, value); return this; }
+    @Override public OakScopedWriteBuffer putInt(int index, int value) { segment.set(INT, index, value); return this; }
+    @Override public OakScopedWriteBuffer putLong(int index, long value) { segment.set(LONG, index, value); return this; }
+    @Override public OakScopedWriteBuffer putFloat(int index, float value) { segment.set(FLOAT, index, value); return this; }
+    @Override public OakScopedWriteBuffer putDouble(int index, double value) { segment.set(DOUBLE, index, value); return this; }
+
+    @Override
+    public OakScopedWriteBuffer putBytes(int index, byte[] src, int offset, int length) {
+        Objects.checkFromIndexSize(offset, length, src.length);
+        MemorySegment.copy(src, offset, segment, ValueLayout.JAVA_BYTE, index, length);
+        return this;
+    }
+
+    @Override public MemorySegment writableSegment() { return segment; }
+}

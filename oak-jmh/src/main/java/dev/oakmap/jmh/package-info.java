@@ -1,0 +1,15 @@
+/**
+ * JMH microbenchmarks of OakMap's hot paths, each against {@link java.util.concurrent.ConcurrentSkipListMap}
+ * where it has an equivalent, for regression tracking (bin/jmh runs them):
+ * <ul>
+ *   <li>{@link dev.oakmap.jmh.LookupBench}: zero-copy get, copying get (legacy API), skiplist get;</li>
+ *   <li>{@link dev.oakmap.jmh.PutBench}: put through the zero-copy and the legacy API, skiplist put;</li>
+ *   <li>{@link dev.oakmap.jmh.ComputeBench}: {@code zc().computeIfPresent} updating 8 bytes in place,
+ *       legacy and skiplist {@code compute} with a copied array;</li>
+ *   <li>{@link dev.oakmap.jmh.ScanBench}: one step of an ascending or descending scan, per pair;</li>
+ *   <li>{@link dev.oakmap.jmh.KeyCompareBench}: serialized key comparison on memory segments.</li>
+ * </ul>
+ * The map benchmarks share {@link dev.oakmap.jmh.Data}: {@code pairs} pairs of 100-byte random keys and
+ * 1000-byte values (the Oak papers' sizes), ingested before measuring, looked up in random order.
+ */
+package dev.oakmap.jmh;
