@@ -1,0 +1,79 @@
+package dev.oakmap.examples.druid.bench;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The benchmark's plan and report, without running child JVMs (those run in bin/druid-bench). */
+class DruidBenchTest {
+
+    @Test
+    void optionsParseSizesCountsAndPresets() {
+        BenchOptions o = BenchOptions.parse(new String[]{"--rows", "250k,1.5m", "--budget", "1.5g", "--budgets",
+            "2g,768m", "--threads", "1,2,4", "--impls", "oak", "--rollup-rows", "0"});
+        assertEquals(List.of(250_000, 1_500_000), o.rows);
+        assertEquals(1_500_000, o.fixedRows, "defaults to the largest row count");
+        assertEquals(3L << 29, o.budget);
+        assertEquals(768L << 20, o.budgets[1]);
+        assertEquals(3, o.threads.length);
+        assertThrows(IllegalArgumentException.class, () -> BenchOptions.parse(new String[]{"--impls", "btree"}));
+        assertThrows(IllegalArgumentException.class, () -> BenchOptions.parse(new String[]{"--nope", "1"}));
+        assertThrows(IllegalArgumentException.class, () -> BenchOptions.parse(new String[]{"--rows"}));
+        assertEquals(List.of(100_000, 200_000), BenchOptions.parse(new String[]{"--preset", "quick"}).rows);
+    }
+
+    @Test
+    void planRunsAPointServingTwoFiguresOnce() {
+        BenchOptions o = BenchOptions.parse(new String[]{"--rows", "1m,2m", "--budget", "2g", "--budgets", "2g,1g",
+            "--threads", "1", "--rollup-rows", "100k"});
+        List<Point> plan = DruidBench.plan(o);
+        // 5a: 2 rows x 2 impls; 5b: 1 new budget x 2 impls; rollup: 2 inputs x 2 impls
+        assertEquals(4 + 2 + 4, plan.size());
+        Point shared = BenchReport.find(plan, "oak", "plain", 2_000_000, 1, 2L << 30).orElseThrow();
+        assertEquals(List.of("5a", "5b"), List.copyOf(shared.series));
+    }
+
+    @Test
+    void reportAndChartsFromResults(@TempDir Path dir) throws Exception {
+        System.setProperty("java.awt.headless", "true");
+        BenchOptions o = BenchOptions.parse(new String[]{"--preset", "quick", "--out", dir.toString()});
+        List<Point> plan = DruidBench.plan(o);
+        for (Point p : plan) {
+            boolean failed = p.impl.equals("legacy") && p.budget < o.budget && p.mode.equals("plain");
+            p.result = failed ? Map.of("error", "heap exhausted (OutOfMemoryError: Java heap space)")
+                    : Map.of("rows_per_s", p.impl.equals("oak") ? "200000" : "100000", "facts", "" + p.rows,
+                    "heap_growth_bytes", "" + 50L * p.rows, "offheap_used_bytes", "" + 280L * p.rows,
+                    "offheap_reserved_bytes", "" + 300L * p.rows, "overhead_bytes", "" + 78L * p.rows,
+                    "overhead_pct", "31", "bytes_per_fact", "330", "gc_ms", "12");
+            BenchReport.appendCsv(dir.resolve("results.csv"), p, o, 1.0);
+        }
+        List<String> charts = BenchCharts.write(dir, plan, o);
+        assertEquals(4, charts.size());
+        for (String c : charts) {
+            assertTrue(Files.size(dir.resolve(c)) > 1000, c);
+        }
+        BenchReport.Context context = new BenchReport.Context("bin/druid-bench --preset quick", "test machine",
+                "test jvm", "abc", "now", 1, "0.5 0.4 0.3 / 1.0 0.5 0.3");
+        BenchReport.writeMarkdown(dir.resolve("report.md"), plan, o, context, charts);
+        String md = Files.readString(dir.resolve("report.md"));
+        assertTrue(md.contains("| 100k | 1 | 200,000 | 100,000 | 2.00x |"), md);
+        assertTrue(md.contains("failed (heap exhausted)"), md);
+        assertTrue(md.contains("only Oak ran"), md);
+        assertEquals(plan.size() + 1, Files.readAllLines(dir.resolve("results.csv")).size());
+
+        // --report-only rebuilds the same report from the files
+        context.store(dir.resolve("run.properties"));
+        Files.delete(dir.resolve("report.md"));
+        assertEquals(0, DruidBench.run(BenchOptions.parse(new String[]{"--report-only", "--preset", "quick", "--out",
+            dir.toString()}), ""));
+        assertEquals(md, Files.readString(dir.resolve("report.md")));
+    }
+}
