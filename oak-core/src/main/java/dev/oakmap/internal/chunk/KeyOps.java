@@ -107,11 +107,11 @@ public final class KeyOps<K> {
     }
 
     /**
-     * Reads the first word of a key with no ordering, only to bring its cache line in early
+     * Reads the first word (and the last byte) of a key with no ordering, only to bring its cache lines in early
      * (scan lookahead). @return the word, meaningless to the caller
      */
     public long touch(long keyRef) {
-        return slices.touch(keyRef);
+        return slices.touchWhole(keyRef);
     }
 
     /** @return a deserialized copy of the key @throws StaleKeyException */

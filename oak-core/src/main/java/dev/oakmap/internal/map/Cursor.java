@@ -79,6 +79,7 @@ public final class Cursor<K, V> {
     private byte[] keyCopy = new byte[0];
     private MemorySegment keyCopySegment = MemorySegment.ofArray(keyCopy);
     private byte[] spareCopy = new byte[64];
+    private MemorySegment spareSegment = MemorySegment.ofArray(spareCopy);
     private final int[] copyLength = new int[1];
     private int keyCopyLength;
 
@@ -180,7 +181,7 @@ public final class Cursor<K, V> {
             }
             int ei = nextEi;
             nextEi = chunk.nextEntry(ei);
-            prefetch(nextEi);
+            prefetchAhead();
             long k = chunk.keyRef(ei);
             if (hi != null) {
                 int c = chunk.compareAt(hi, hiPrefix, ei, keys);
@@ -227,6 +228,7 @@ public final class Cursor<K, V> {
         } else if (lo != null) {
             seekAscending(lo, loInclusive);
         } else {
+            aheadChunk = null;
             chunk = firstChunk();
             nextEi = chunk.nextEntry(Chunk.NONE);
         }
@@ -234,6 +236,7 @@ public final class Cursor<K, V> {
     }
 
     private void seekAscending(K from, boolean inclusive) {
+        aheadChunk = null;
         chunk = map.locate(from);
         nextEi = chunk.ceilingEntry(from, keys.prefix(from), inclusive, keys);
     }
@@ -321,6 +324,33 @@ public final class Cursor<K, V> {
             push(cur);
             cur = chunk.nextEntry(cur);
         }
+        prefetchBelow(s);
+    }
+
+    /**
+     * Descending: the counterpart of {@link #prefetchAhead}. Touches, in one batch, the sorted
+     * entries below {@code s} (and their bypasses) that the scan will visit next, {@link #AHEAD}
+     * or so at a time, and the next batch once half of them has been consumed.
+     */
+    private void prefetchBelow(int s) {
+        if (descAheadChunk != chunk || descAhead > s) {
+            descAheadChunk = chunk;
+            descAhead = s;
+        }
+        if (s - descAhead > AHEAD / 2 || descAhead == Chunk.NONE) {
+            return;
+        }
+        int stop = Math.max(Chunk.NONE, descAhead - AHEAD);
+        long sink = 0;
+        for (int t = descAhead - 1; t >= stop; t--) {
+            int cur = t == Chunk.NONE ? chunk.nextEntry(Chunk.NONE) : t;
+            while (cur != Chunk.NONE && (cur == t || !chunk.isSorted(cur))) {
+                sink += touch(chunk, cur);
+                cur = chunk.nextEntry(cur);
+            }
+        }
+        descAhead = stop;
+        prefetchSink += sink;
     }
 
     private void push(int ei) {
@@ -358,21 +388,78 @@ public final class Cursor<K, V> {
 
     /** Written by prefetches so the JIT keeps their loads; never read for its value. */
     private long prefetchSink;
+    /** Ascending: the look-ahead position of {@link #prefetchAhead}; null to restart it at nextEi. */
+    private Chunk aheadChunk;
+    private int aheadEi;
+    /** Entries touched ahead and not yet consumed. */
+    private int aheadCredit;
+    /** Descending: in this chunk, the sorted entries from this index up have been touched. */
+    private Chunk descAheadChunk;
+    private int descAhead;
 
     /** Starts loading the key and value header two entries after {@code ei} (ascending). */
-    private void prefetch(int ei) {
-        if (ei != Chunk.NONE) {
-            prefetchEntry(chunk.nextEntry(ei));
+    static final int AHEAD = Integer.getInteger("oak.scan.ahead", 16);
+
+    /**
+     * Ascending: touches the key and value headers of the next {@link #AHEAD} entries in one
+     * batch (following the chunk list), and the next batch when half of it has been consumed.
+     * Java has no prefetch instruction and a load holds back retirement until its data arrives,
+     * so touching one entry per step stalls a full miss per pair; a batch of independent loads
+     * puts many misses in flight at once and pays one stall for all of them. Only a hint: a
+     * stale or out-of-sync position costs speed, never correctness.
+     */
+    private void prefetchAhead() {
+        if (aheadChunk == null) {
+            aheadChunk = chunk;
+            aheadEi = nextEi;
+            aheadCredit = 0;
+            if (nextEi != Chunk.NONE) {
+                prefetchEntry(chunk, nextEi);
+            }
         }
+        if (--aheadCredit > AHEAD / 2) {
+            return;
+        }
+        long sink = 0;
+        for (int i = 0; i < AHEAD && aheadChunk != null; i++) {
+            sink += stepAhead();
+        }
+        prefetchSink += sink;
+        aheadCredit += AHEAD;
+    }
+
+    /** Moves the look-ahead position one entry on; @return what touching it read */
+    private long stepAhead() {
+        Chunk c = aheadChunk;
+        int ei = aheadEi == Chunk.NONE ? Chunk.NONE : c.nextEntry(aheadEi);
+        if (ei == Chunk.NONE) {
+            c = c.nextChunk;
+            aheadChunk = c;
+            if (c == null) {
+                return 0;
+            }
+            ei = c.nextEntry(Chunk.NONE);
+        }
+        aheadEi = ei;
+        return touch(c, ei);
+    }
+
+    private long touch(Chunk c, int ei) {
+        if (ei != Chunk.NONE) {
+            long v = c.valueRef(ei);
+            if (v != Refs.NULL) {
+                return map.values().touch(v) + keys.touch(c.keyRef(ei));
+            }
+        }
+        return 0;
     }
 
     private void prefetchEntry(int ei) {
-        if (ei != Chunk.NONE) {
-            long v = chunk.valueRef(ei);
-            if (v != Refs.NULL) {
-                prefetchSink += map.values().touch(v) + keys.touch(chunk.keyRef(ei));
-            }
-        }
+        prefetchEntry(chunk, ei);
+    }
+
+    private void prefetchEntry(Chunk c, int ei) {
+        prefetchSink += touch(c, ei);
     }
 
     /** Returned by {@link #liveValue} when the chunk was replaced and the key must be looked up again. */
@@ -418,16 +505,19 @@ public final class Cursor<K, V> {
         }
     }
 
-    /** Copies key {@code k} on-heap: into the spare array first, so a stale read changes nothing. */
+    /**
+     * Copies key {@code k} on-heap: into the spare array, so that a stale read changes nothing,
+     * then swaps the spare and the current arrays (views hand out copies or are repositioned).
+     */
     private void copyKey(long k) {
-        spareCopy = keys.copy(k, spareCopy, copyLength);
-        int len = copyLength[0];
-        if (keyCopy.length < len) {
-            keyCopy = new byte[spareCopy.length];
-            keyCopySegment = MemorySegment.ofArray(keyCopy);
-        }
-        System.arraycopy(spareCopy, 0, keyCopy, 0, len);
-        keyCopyLength = len;
+        byte[] filled = keys.copy(k, spareCopy, copyLength);
+        MemorySegment filledSegment = filled == spareCopy ? spareSegment : MemorySegment.ofArray(filled);
+        // the copy validated: it becomes the current key, and the old current array the spare
+        spareCopy = keyCopy;
+        spareSegment = keyCopySegment;
+        keyCopy = filled;
+        keyCopySegment = filledSegment;
+        keyCopyLength = copyLength[0];
     }
 
     private void requireCurrent() {

@@ -145,6 +145,23 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
     }
 
     /**
+     * Like {@link #touch}, and also touches the slice's last byte when it lies on another cache
+     * line (a 100-byte key after its header spans two). The length read is unvalidated: a slice
+     * reused meanwhile may give any length, so the address is bounds-checked against the block
+     * rather than trusted; what is read is only a hint either way.
+     */
+    public final long touchWhole(long ref) {
+        MemorySegment seg = allocator.segment(ref);
+        long off = Refs.offset(ref);
+        long h = seg.get(java.lang.foreign.ValueLayout.JAVA_LONG, off);
+        long end = dataOffset(ref) + length(ref) - 1;
+        if ((end >>> 6) != (off >>> 6) && end > off && end < seg.byteSize()) {
+            h += seg.get(java.lang.foreign.ValueLayout.JAVA_BYTE, end);
+        }
+        return h;
+    }
+
+    /**
      * Rethrows, unchanged, a throwable that user code raised during a read that then validated
      * (so it was raised on consistent bytes and belongs to the caller).
      */
