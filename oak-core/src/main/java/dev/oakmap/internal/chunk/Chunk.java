@@ -70,6 +70,13 @@ public final class Chunk {
     private final int[] next;
 
     private volatile int allocated;
+    /**
+     * A linked entry whose key is at least every sorted key: the last sorted entry at first, then
+     * entries linked at the end of the list. A hint (racing writers may leave an earlier end), but
+     * always a valid starting point for keys above it, which lets appends in key order (time-ordered
+     * keys) skip both the binary search and the walk along the unsorted tail.
+     */
+    private volatile int tail;
     private volatile int pending;
     private volatile int removed;
     private volatile boolean released;
@@ -101,6 +108,7 @@ public final class Chunk {
         }
         next[count] = NONE;
         this.allocated = count;
+        this.tail = count;
     }
 
     /** @return an empty chunk covering the whole key space (the initial chunk of a map) */
@@ -168,8 +176,18 @@ public final class Chunk {
 
     /** @return the linked entry holding {@code key}, or {@link #NONE} */
     public <K> int lookUp(K key, long kp, KeyOps<K> ops) {
-        int start = floorSorted(key, kp, ops);
-        int cur = start;
+        int t = tail; // volatile read: the key of t is visible (written before t was linked)
+        int cur;
+        if (t != NONE) {
+            int c = compareAt(key, kp, t, ops);
+            if (c == 0) {
+                return t;
+            }
+            if (c > 0) {
+                return walk(key, kp, nextEntry(t), ops);
+            }
+        }
+        cur = floorSorted(key, kp, ops);
         if (cur != NONE) {
             if (compareAt(key, kp, cur, ops) == 0) {
                 return cur;
@@ -178,6 +196,11 @@ public final class Chunk {
         } else {
             cur = nextEntry(NONE);
         }
+        return walk(key, kp, cur, ops);
+    }
+
+    /** @return the entry holding {@code key}, walking the list from {@code cur}, or {@link #NONE} */
+    private <K> int walk(K key, long kp, int cur, KeyOps<K> ops) {
         while (cur != NONE) {
             int c = compareAt(key, kp, cur, ops);
             if (c == 0) {
@@ -230,9 +253,16 @@ public final class Chunk {
     public <K> int link(int ei, long keyRef, K key, long kp, KeyOps<K> ops) {
         keys[ei] = keyRef; // published by the linking CAS below
         prefixes[ei] = kp;
-        int prev = floorSorted(key, kp, ops);
-        if (prev != NONE && compareAt(key, kp, prev, ops) == 0) {
+        int prev = tail;
+        int c0 = prev == NONE ? -1 : compareAt(key, kp, prev, ops);
+        if (c0 == 0) {
             return prev;
+        }
+        if (c0 < 0) {
+            prev = floorSorted(key, kp, ops);
+            if (prev != NONE && compareAt(key, kp, prev, ops) == 0) {
+                return prev;
+            }
         }
         while (true) {
             int cur = nextEntry(prev);
@@ -249,6 +279,9 @@ public final class Chunk {
             }
             INTS.setRelease(next, ei, cur);
             if (INTS.compareAndSet(next, prev, cur, ei)) { // release: key and next of ei visible
+                if (cur == NONE) {
+                    tail = ei; // volatile write after the link: readers of tail see a linked entry
+                }
                 return ei;
             }
             // a concurrent insertion after prev: rescan from prev, whose key is still < key
