@@ -19,8 +19,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Keys inserted in increasing order (time-ordered keys), the pattern the chunk's tail hint
- * serves: every insertion lands past the chunk's last entry. Threads append interleaved
+ * Keys inserted in increasing order (time-ordered keys), the pattern the chunk's ring of recent
+ * list ends serves: every insertion lands past the chunk's last sorted entry, either past its
+ * last entry or among the last few inserted ones. Threads append interleaved
  * increasing keys while others insert below the tail, remove, and look up keys already appended;
  * with small chunks the appends split the last chunk again and again. Every appended key must be
  * found from the moment its put returned, and the map must end equal to a model. Seeded.
@@ -56,6 +57,33 @@ class AppendOrderTest {
             for (Map.Entry<Long, Long> e : model.entrySet()) {
                 assertEquals(e.getValue(), m.get(e.getKey()));
             }
+        }
+    }
+
+    /** Groups of keys (one "millisecond" each) in increasing order, each group shuffled. */
+    @ParameterizedTest
+    @ValueSource(ints = {4, 32, 4096})
+    void shuffledGroupsInIncreasingOrder(int chunk) throws Exception {
+        try (OakMap<Long, Long> m = newMap(chunk)) {
+            ConcurrentSkipListMap<Long, Long> model = new ConcurrentSkipListMap<>();
+            Random r = new Random(chunk + 1);
+            List<Long> group = new ArrayList<>();
+            for (long g = 0; g < 400; g++) {
+                group.clear();
+                int size = 1 + r.nextInt(40);
+                for (int i = 0; i < size; i++) {
+                    group.add(g * 1000 + r.nextInt(1000));
+                }
+                java.util.Collections.shuffle(group, r);
+                for (long k : group) {
+                    assertEquals(model.putIfAbsent(k, g), m.putIfAbsent(k, g), "putIfAbsent " + k);
+                    assertEquals(model.get(k), m.get(k));
+                    long probe = g * 1000 + r.nextInt(1000); // present or absent, above or below ends
+                    assertEquals(model.get(probe), m.get(probe), "get " + probe);
+                }
+            }
+            assertEquals(new ArrayList<>(model.entrySet()), new ArrayList<>(m.entrySet()));
+            assertEquals(new ArrayList<>(model.descendingMap().entrySet()), new ArrayList<>(m.descendingMap().entrySet()));
         }
     }
 

@@ -40,6 +40,8 @@ public final class Chunk {
     public static final int NONE = 0;
 
     private static final int FROZEN = 1 << 31;
+    /** Size of the ring of recent list ends (a power of two). */
+    private static final int ENDS = 8;
 
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
     private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
@@ -71,12 +73,14 @@ public final class Chunk {
 
     private volatile int allocated;
     /**
-     * A linked entry whose key is at least every sorted key: the last sorted entry at first, then
-     * entries linked at the end of the list. A hint (racing writers may leave an earlier end), but
-     * always a valid starting point for keys above it, which lets appends in key order (time-ordered
-     * keys) skip both the binary search and the walk along the unsorted tail.
+     * The last {@link #ENDS} entries linked at the end of the list (and, first, the last sorted
+     * entry), a ring written at {@code endCount}: see {@link #startPoint}. Racy by design: writers
+     * may overwrite each other's slots and leave them out of key order, but every slot holds a
+     * linked entry (written with release after its linking CAS), and any linked entry with a key
+     * below the searched one is a valid place to start walking.
      */
-    private volatile int tail;
+    private final int[] ends = new int[ENDS];
+    private volatile int endCount;
     private volatile int pending;
     private volatile int removed;
     private volatile boolean released;
@@ -108,7 +112,8 @@ public final class Chunk {
         }
         next[count] = NONE;
         this.allocated = count;
-        this.tail = count;
+        ends[0] = count;
+        this.endCount = 1;
     }
 
     /** @return an empty chunk covering the whole key space (the initial chunk of a map) */
@@ -157,7 +162,12 @@ public final class Chunk {
      *     sorted key is greater (then the search starts at the head)
      */
     public <K> int floorSorted(K key, long kp, KeyOps<K> ops) {
-        int lo = 1, hi = sortedCount, found = NONE;
+        return floorSorted(key, kp, sortedCount, ops);
+    }
+
+    /** {@link #floorSorted(Object, long, KeyOps)} among the sorted entries {@code 1..hi}. */
+    private <K> int floorSorted(K key, long kp, int hi, KeyOps<K> ops) {
+        int lo = 1, found = NONE;
         while (lo <= hi) {
             int mid = (lo + hi) >>> 1;
             int c = compareAt(key, kp, mid, ops);
@@ -174,29 +184,57 @@ public final class Chunk {
         return found;
     }
 
-    /** @return the linked entry holding {@code key}, or {@link #NONE} */
-    public <K> int lookUp(K key, long kp, KeyOps<K> ops) {
-        int t = tail; // volatile read: the key of t is visible (written before t was linked)
-        int cur;
-        if (t != NONE) {
-            int c = compareAt(key, kp, t, ops);
+    /**
+     * Where a search for {@code key} starts. Keys within the sorted range are binary searched.
+     * Keys above the last sorted key fall in the region that grows by insertions since the chunk
+     * was built, where a walk from the last sorted entry could be long (keys arriving roughly in
+     * order, such as timestamps, all land there): the ring of recent list ends is checked from
+     * the newest, and the walk starts at the first end below the key. One comparison (with the
+     * last sorted key) is all this costs keys within the sorted range.
+     *
+     * @return {@code ~ei} (negative) if entry {@code ei} holds {@code key}; otherwise a linked
+     *     entry whose key is below {@code key}, or {@link #NONE} for the head
+     */
+    private <K> int startPoint(K key, long kp, KeyOps<K> ops) {
+        int s = sortedCount;
+        if (s > 0) {
+            int c = compareAt(key, kp, s, ops);
             if (c == 0) {
-                return t;
+                return ~s;
+            }
+            if (c < 0) {
+                int f = floorSorted(key, kp, s - 1, ops);
+                return f != NONE && compareAt(key, kp, f, ops) == 0 ? ~f : f;
+            }
+        }
+        int n = endCount;
+        for (int i = 1; i <= ENDS; i++) {
+            int e = (int) INTS.getAcquire(ends, (n - i) & (ENDS - 1)); // acquire: e's key is visible
+            if (e == NONE || e == s) {
+                break; // older ends are below the last sorted key too
+            }
+            int c = compareAt(key, kp, e, ops);
+            if (c == 0) {
+                return ~e;
             }
             if (c > 0) {
-                return walk(key, kp, nextEntry(t), ops);
+                return e;
             }
         }
-        cur = floorSorted(key, kp, ops);
-        if (cur != NONE) {
-            if (compareAt(key, kp, cur, ops) == 0) {
-                return cur;
-            }
-            cur = nextEntry(cur);
-        } else {
-            cur = nextEntry(NONE);
-        }
-        return walk(key, kp, cur, ops);
+        return s;
+    }
+
+    /** Records {@code ei}, just linked at the end of the list, in the ring of recent ends. */
+    private void recordEnd(int ei) {
+        int n = endCount; // racy increment: a lost update only overwrites a hint
+        INTS.setRelease(ends, n & (ENDS - 1), ei);
+        endCount = n + 1;
+    }
+
+    /** @return the linked entry holding {@code key}, or {@link #NONE} */
+    public <K> int lookUp(K key, long kp, KeyOps<K> ops) {
+        int start = startPoint(key, kp, ops);
+        return start < 0 ? ~start : walk(key, kp, nextEntry(start), ops);
     }
 
     /** @return the entry holding {@code key}, walking the list from {@code cur}, or {@link #NONE} */
@@ -253,16 +291,9 @@ public final class Chunk {
     public <K> int link(int ei, long keyRef, K key, long kp, KeyOps<K> ops) {
         keys[ei] = keyRef; // published by the linking CAS below
         prefixes[ei] = kp;
-        int prev = tail;
-        int c0 = prev == NONE ? -1 : compareAt(key, kp, prev, ops);
-        if (c0 == 0) {
-            return prev;
-        }
-        if (c0 < 0) {
-            prev = floorSorted(key, kp, ops);
-            if (prev != NONE && compareAt(key, kp, prev, ops) == 0) {
-                return prev;
-            }
+        int prev = startPoint(key, kp, ops);
+        if (prev < 0) {
+            return ~prev;
         }
         while (true) {
             int cur = nextEntry(prev);
@@ -280,7 +311,7 @@ public final class Chunk {
             INTS.setRelease(next, ei, cur);
             if (INTS.compareAndSet(next, prev, cur, ei)) { // release: key and next of ei visible
                 if (cur == NONE) {
-                    tail = ei; // volatile write after the link: readers of tail see a linked entry
+                    recordEnd(ei);
                 }
                 return ei;
             }
