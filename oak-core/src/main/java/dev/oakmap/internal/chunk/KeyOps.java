@@ -3,6 +3,7 @@ package dev.oakmap.internal.chunk;
 import dev.oakmap.OakComparator;
 import dev.oakmap.OakSerializer;
 import dev.oakmap.internal.buffer.Codec;
+import dev.oakmap.internal.buffer.Layouts;
 import dev.oakmap.internal.buffer.SliceBuffer;
 import dev.oakmap.internal.memory.Refs;
 import dev.oakmap.internal.reclaim.SliceManager;
@@ -24,6 +25,12 @@ public final class KeyOps<K> {
     private final OakSerializer<K> serializer;
     private final OakComparator<K> comparator;
     private final SliceManager slices;
+    /**
+     * Header and data bytes of a recently written key. Racy by design (plain reads and writes, a
+     * lost update only changes a hint); written only when it changes, so fixed-size keys never
+     * write it again and the line stays shared between cores.
+     */
+    private int typicalSpan;
 
     public KeyOps(OakSerializer<K> serializer, OakComparator<K> comparator, SliceManager slices) {
         this.serializer = serializer;
@@ -93,6 +100,10 @@ public final class KeyOps<K> {
             slices.discard(ref);
             throw e;
         }
+        int span = (int) (slices.dataOffset(ref) - Refs.offset(ref)) + len;
+        if (span != typicalSpan) {
+            typicalSpan = span;
+        }
         return ref;
     }
 
@@ -107,11 +118,11 @@ public final class KeyOps<K> {
     }
 
     /**
-     * Reads the first word (and the last byte) of a key with no ordering, only to bring its cache lines in early
-     * (scan lookahead). @return the word, meaningless to the caller
+     * @return the bytes from the start of a recently written key slice to its last data byte: a
+     *     hint of how many cache lines a key spans, for scan look-ahead
      */
-    public long touch(long keyRef) {
-        return slices.touchWhole(keyRef);
+    public int typicalSpan() {
+        return typicalSpan;
     }
 
     /** @return a deserialized copy of the key @throws StaleKeyException */
@@ -149,8 +160,7 @@ public final class KeyOps<K> {
             if (out.length < len) {
                 out = new byte[Math.max(len, out.length * 2)];
             }
-            MemorySegment.copy(slices.segment(keyRef), java.lang.foreign.ValueLayout.JAVA_BYTE,
-                    slices.dataOffset(keyRef), out, 0, len);
+            Layouts.copyShort(slices.segment(keyRef), slices.dataOffset(keyRef), out, len);
         } catch (Throwable e) {
             failure = e;
         }

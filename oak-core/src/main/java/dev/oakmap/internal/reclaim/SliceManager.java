@@ -137,28 +137,16 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
     }
 
     /**
-     * Reads the first word of a slice with no ordering, only to bring its cache line in early
-     * (scans call it a few entries ahead so that misses overlap).
+     * Reads, with no ordering, the aligned word of slice {@code ref} that holds byte {@code at}
+     * (counted from the slice's start, header included), only to bring its cache line in early:
+     * scans touch the slices of the next entries in one batch so that their misses overlap. The
+     * result is meaningless. {@code at} may be a guess (a typical length): an address beyond the
+     * block is skipped, and reading another slice's line is harmless.
      */
-    public final long touch(long ref) {
-        return allocator.segment(ref).get(java.lang.foreign.ValueLayout.JAVA_LONG, Refs.offset(ref));
-    }
-
-    /**
-     * Like {@link #touch}, and also touches the slice's last byte when it lies on another cache
-     * line (a 100-byte key after its header spans two). The length read is unvalidated: a slice
-     * reused meanwhile may give any length, so the address is bounds-checked against the block
-     * rather than trusted; what is read is only a hint either way.
-     */
-    public final long touchWhole(long ref) {
+    public final long touch(long ref, long at) {
         MemorySegment seg = allocator.segment(ref);
-        long off = Refs.offset(ref);
-        long h = seg.get(java.lang.foreign.ValueLayout.JAVA_LONG, off);
-        long end = dataOffset(ref) + length(ref) - 1;
-        if ((end >>> 6) != (off >>> 6) && end > off && end < seg.byteSize()) {
-            h += seg.get(java.lang.foreign.ValueLayout.JAVA_BYTE, end);
-        }
-        return h;
+        long off = (Refs.offset(ref) + at) & ~7L;
+        return off + 8 <= seg.byteSize() ? seg.get(java.lang.foreign.ValueLayout.JAVA_LONG, off) : 0;
     }
 
     /**
