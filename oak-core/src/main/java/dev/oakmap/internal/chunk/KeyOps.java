@@ -3,7 +3,6 @@ package dev.oakmap.internal.chunk;
 import dev.oakmap.OakComparator;
 import dev.oakmap.OakSerializer;
 import dev.oakmap.internal.buffer.Codec;
-import dev.oakmap.internal.buffer.Layouts;
 import dev.oakmap.internal.buffer.SliceBuffer;
 import dev.oakmap.internal.memory.Refs;
 import dev.oakmap.internal.reclaim.SliceManager;
@@ -160,7 +159,8 @@ public final class KeyOps<K> {
             if (out.length < len) {
                 out = new byte[Math.max(len, out.length * 2)];
             }
-            Layouts.copyShort(slices.segment(keyRef), slices.dataOffset(keyRef), out, len);
+            MemorySegment.copy(slices.segment(keyRef), java.lang.foreign.ValueLayout.JAVA_BYTE,
+                    slices.dataOffset(keyRef), out, 0, len);
         } catch (Throwable e) {
             failure = e;
         }
