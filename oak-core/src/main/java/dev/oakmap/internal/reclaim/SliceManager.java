@@ -137,16 +137,17 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
     }
 
     /**
-     * Reads, with no ordering, the aligned word of slice {@code ref} that holds byte {@code at}
-     * (counted from the slice's start, header included), only to bring its cache line in early:
-     * scans touch the slices of the next entries in one batch so that their misses overlap. The
-     * result is meaningless. {@code at} may be a guess (a typical length): an address beyond the
-     * block is skipped, and reading another slice's line is harmless.
+     * Reads, with no ordering, byte {@code at} of slice {@code ref} (counted from the slice's
+     * start, header included), only to bring its cache line in early: scans touch the slices of
+     * the next entries in one batch so that their misses overlap. A byte access needs no
+     * alignment check, the cheapest checked access there is. The result is meaningless.
+     * {@code at} may be a guess (a typical length): an address beyond the block is skipped, and
+     * reading another slice's line is harmless.
      */
     public final long touch(long ref, long at) {
         MemorySegment seg = allocator.segment(ref);
-        long off = (Refs.offset(ref) + at) & ~7L;
-        return off + 8 <= seg.byteSize() ? seg.get(java.lang.foreign.ValueLayout.JAVA_LONG, off) : 0;
+        long off = Refs.offset(ref) + at;
+        return off < seg.byteSize() ? seg.get(java.lang.foreign.ValueLayout.JAVA_BYTE, off) : 0;
     }
 
     /**
