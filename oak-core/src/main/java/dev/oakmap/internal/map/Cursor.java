@@ -388,8 +388,12 @@ public final class Cursor<K, V> {
 
     /** Written by prefetches so the JIT keeps their loads; never read for its value. */
     private long prefetchSink;
-    /** Value and key references gathered for one batch of touches (pairs). */
-    private final long[] gatheredRefs = new long[4 * AHEAD];
+    /**
+     * Value and key references gathered for one batch of touches (pairs); room for at least one
+     * pair whatever {@code oak.scan.ahead} says, so a zero or negative setting only disables
+     * look-ahead instead of failing every scan.
+     */
+    private final long[] gatheredRefs = new long[Math.max(2, 4 * AHEAD)];
     private int gathered;
     /** Ascending: the look-ahead position of {@link #prefetchAhead}; null to restart it at nextEi. */
     private Chunk aheadChunk;
