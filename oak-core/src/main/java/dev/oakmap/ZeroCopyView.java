@@ -270,6 +270,9 @@ final class ZeroCopyView<K, V> implements OakZeroCopyMap<K, V> {
 
         ZcIterator(Kind kind, boolean stream) {
             this.cursor = m.viewCursor();
+            if (stream && cursor != null) {
+                cursor.readKeysInPlace(); // no key copy per step: the reused key view reads the key slice
+            }
             this.kind = kind;
             this.stream = stream;
             this.streamEntry = stream && kind == Kind.ENTRIES ? new StreamEntry() : null;
@@ -325,7 +328,11 @@ final class ZeroCopyView<K, V> implements OakZeroCopyMap<K, V> {
             canRemove = false;
             K key;
             if (!lookedAhead) {
-                key = cursor.key(); // still positioned on the element last returned
+                try {
+                    key = cursor.key(); // still positioned on the element last returned
+                } catch (DeletedMemoryAccessException alreadyRemoved) {
+                    return; // a stream scan reads keys in place: the key is gone with its mapping
+                }
             } else if (lastKeyView != null) {
                 try {
                     key = lastKeyView.transform(m.keySerializer::deserialize);

@@ -459,7 +459,9 @@ class OakMapApiTest {
 
     /**
      * Key views handed out by scans stay readable after their mapping is removed and the rebalancer
-     * has dropped (and, with reclaimed keys, released) the key, under every key scheme.
+     * has dropped (and, with reclaimed keys, released) the key, under every key scheme: the
+     * {@code keySet()} view over its own copy, the stream view over the key slice that the scan
+     * keeps from deletion while it is on it.
      */
     @ParameterizedTest
     @org.junit.jupiter.params.provider.EnumSource(MemoryScheme.class)
@@ -485,9 +487,102 @@ class OakMapApiTest {
                 }
             }
             assertEquals(0, streamed.getInt(0));
+            assertEquals(4, streamed.capacity());
+            assertFalse(stream.hasNext(), "everything was removed");
             assertEquals(0, kept.getInt(0));
             assertEquals(0, (int) kept.transform(b -> b.getInt(0)));
             assertEquals(4, kept.capacity());
+        }
+    }
+
+    /**
+     * An ascending stream scan whose current mapping and those after it are removed (and their
+     * chunks rebalanced, their key memory reused) resumes at the first key still present, or ends
+     * cleanly if none is left. Alone in its thread, the scan keeps its current key readable. With
+     * another stream scan advanced in the same thread (which takes over the thread's hazard slot),
+     * the key is reclaimed, its view throws, and the cursor must find its place without reading
+     * it: across the released chunks' frozen lists. Runs of removed keys span several 8-entry
+     * chunks.
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(MemoryScheme.class)
+    void ascendingStreamScanResumesAfterAReclaimedKey(MemoryScheme keyScheme) {
+        int reclaimedUnderTheCursor = 0;
+        int[][] cases = {{0, 47}, {5, 6}, {10, 40}, {30, 63}, {0, 63}, {62, 63}, {20, 20}};
+        for (int[] c : cases) {
+            int at = c[0];
+            int lastRemoved = c[1];
+            for (int variant = 0; variant < 4; variant++) {
+                boolean entries = (variant & 1) != 0;
+                boolean nested = (variant & 2) != 0;
+                String ctx = keyScheme + " on " + at + ", removing " + at + ".." + lastRemoved
+                        + (entries ? " (entryStreamSet)" : " (keyStreamSet)") + (nested ? ", nested scan" : "");
+                try (OakMap<Integer, String> m = new OakMapBuilder<>(new GuavaConformanceTest.IntSerializer(),
+                        new GuavaConformanceTest.StringSerializer(), new GuavaConformanceTest.IntComparator())
+                        .memoryCapacity(64L << 20).chunkCapacity(8).keyMemory(keyScheme).build()) {
+                    for (int i = 0; i < 64; i++) { // keys 100 apart: room for churn next to each
+                        m.put(100 * i, "v" + i);
+                    }
+                    m.put(100_000, "stays"); // where the nested scan sits
+                    Iterator<?> it = entries ? m.zc().entryStreamSet().iterator() : m.zc().keyStreamSet().iterator();
+                    int current = -1;
+                    OakUnscopedBuffer onKey = null;
+                    while (current != 100 * at) {
+                        Object o = it.next();
+                        onKey = entries ? ((Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer>) o).getKey()
+                                : (OakUnscopedBuffer) o;
+                        current = onKey.getInt(0);
+                    }
+                    if (nested) {
+                        Iterator<OakUnscopedBuffer> other = m.tailMap(100_000).zc().keyStreamSet().iterator();
+                        assertEquals(100_000, other.next().getInt(0), ctx);
+                    }
+                    for (int i = at; i <= lastRemoved; i++) {
+                        m.remove(100 * i);
+                    }
+                    for (int round = 0; round < 10; round++) { // split and merge the chunk of each removed key
+                        for (int i = at; i <= lastRemoved; i++) {
+                            for (int j = 1; j <= 9; j++) {
+                                m.put(100 * i + j, "w");
+                            }
+                        }
+                        for (int i = at; i <= lastRemoved; i++) {
+                            for (int j = 1; j <= 9; j++) {
+                                m.remove(100 * i + j);
+                            }
+                        }
+                    }
+                    if (!nested) {
+                        assertEquals(100 * at, onKey.getInt(0), ctx);
+                    } else {
+                        // reclaimed, unless it lives on as a chunk's lower bound
+                        try {
+                            assertEquals(100 * at, onKey.getInt(0), ctx);
+                        } catch (DeletedMemoryAccessException reclaimed) {
+                            reclaimedUnderTheCursor++;
+                        }
+                    }
+                    List<Integer> rest = new ArrayList<>();
+                    while (it.hasNext()) {
+                        Object o = it.next();
+                        OakUnscopedBuffer key = entries ? ((Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer>) o).getKey()
+                                : (OakUnscopedBuffer) o;
+                        rest.add(key.getInt(0));
+                    }
+                    List<Integer> expected = new ArrayList<>();
+                    for (int i = lastRemoved + 1; i < 64; i++) {
+                        expected.add(100 * i);
+                    }
+                    expected.add(100_000);
+                    assertEquals(expected, rest, ctx);
+                }
+            }
+        }
+        if (keyScheme != MemoryScheme.GROW_ONLY) {
+            assertTrue(reclaimedUnderTheCursor >= 4, "the cursor had to find its place without its key in "
+                    + reclaimedUnderTheCursor + " cases");
+        } else {
+            assertEquals(0, reclaimedUnderTheCursor);
         }
     }
 

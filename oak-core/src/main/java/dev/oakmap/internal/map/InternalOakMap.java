@@ -69,6 +69,8 @@ public final class InternalOakMap<K, V> {
     private static final int COPIED = 0, MOVED = 1, RETRY = 2, DONE = 3;
 
     private final KeyOps<K> keys;
+    /** Keys that ascending stream scans read in place, kept from deletion (see {@link KeyHazards}). */
+    private final KeyHazards keyHazards = new KeyHazards();
     private final OakSerializer<V> valueSerializer;
     private final Function<OakScopedReadBuffer, V> deserializer;
     private final BlockAllocator allocator;
@@ -88,7 +90,7 @@ public final class InternalOakMap<K, V> {
         this.deserializer = valueSerializer::deserialize;
         this.values = SliceManager.create(valueScheme, allocator, BlockAllocator.Kind.VALUE);
         this.index = new ChunkIndex(Chunk.empty(Rebalancer.slotsFor(0, chunkCapacity, rebalanceRatio)));
-        this.rebalancer = new Rebalancer(index, keys, values, chunkCapacity, rebalanceRatio, () -> closed);
+        this.rebalancer = new Rebalancer(index, keys, values, keyHazards, chunkCapacity, rebalanceRatio, () -> closed);
     }
 
     @SuppressWarnings("unchecked")
@@ -869,6 +871,8 @@ public final class InternalOakMap<K, V> {
     }
 
     KeyOps<K> keys() { return keys; }
+
+    KeyHazards keyHazards() { return keyHazards; }
 
     SliceManager values() { return values; }
 

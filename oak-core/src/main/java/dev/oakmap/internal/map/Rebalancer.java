@@ -53,19 +53,23 @@ final class Rebalancer {
     private final ChunkIndex index;
     private final KeyOps<?> keys;
     private final SliceManager values;
+    private final KeyHazards hazards;
     private final int capacity;
     private final double ratio;
     private final BooleanSupplier closed;
 
     /**
+     * @param hazards keys that scans read in place: deleted only once no scan protects them
      * @param capacity the most entries a chunk may hold
      * @param ratio unsorted entries a chunk may take, as a fraction of its sorted ones, before it is
      *     reorganized
      */
-    Rebalancer(ChunkIndex index, KeyOps<?> keys, SliceManager values, int capacity, double ratio, BooleanSupplier closed) {
+    Rebalancer(ChunkIndex index, KeyOps<?> keys, SliceManager values, KeyHazards hazards, int capacity, double ratio,
+               BooleanSupplier closed) {
         this.index = index;
         this.keys = keys;
         this.values = values;
+        this.hazards = hazards;
         this.capacity = capacity;
         this.ratio = ratio;
         this.closed = closed;
@@ -147,6 +151,7 @@ final class Rebalancer {
      * replacement inherited. Runs after the replacements are linked, so only operations still
      * reading the released chunks (or an old index snapshot) can meet these keys; their reads
      * fail validation and they start over ({@link dev.oakmap.internal.chunk.StaleKeyException}).
+     * Keys that an ascending stream scan is on are kept until a later rebalance finds them free.
      */
     private void deleteDroppedKeys(Chunk[] engaged, Entries live, Entries dropped) {
         long kept = engaged[0].minKey;
@@ -158,10 +163,15 @@ final class Rebalancer {
         }
         long[] refs = Arrays.copyOf(dropped.keys, dropped.size);
         Arrays.sort(refs);
+        int distinct = 0;
         for (int i = 0; i < refs.length; i++) {
             if (refs[i] != kept && (i == 0 || refs[i] != refs[i - 1])) {
-                keys.delete(refs[i]);
+                refs[distinct++] = refs[i];
             }
+        }
+        // the chunks were released above: a key a scan still protects is deferred (KeyHazards)
+        for (long ref : hazards.deletable(Arrays.copyOf(refs, distinct))) {
+            keys.delete(ref);
         }
     }
 

@@ -45,7 +45,7 @@ final class SliceView implements OakUnscopedBuffer {
         map.checkOpen();
         long h = values.readBegin(ref);
         if (h == SliceManager.GONE) {
-            throw new DeletedMemoryAccessException();
+            throw deleted();
         }
         return h;
     }
@@ -200,9 +200,19 @@ final class SliceView implements OakUnscopedBuffer {
             throw map.closedOr(e);
         }
         if (result == InternalOakMap.gone()) {
-            throw new DeletedMemoryAccessException();
+            throw deleted();
         }
         return result;
+    }
+
+    /** @return the exception for a read of a removed mapping, naming what this view shows */
+    private DeletedMemoryAccessException deleted() {
+        return new DeletedMemoryAccessException(deletedMessage(what));
+    }
+
+    /** @return the message for a read of a removed mapping's {@code what} ("key" or "value") */
+    static String deletedMessage(String what) {
+        return "the " + what + " viewed by this buffer was removed from the map";
     }
 
     @Override

@@ -1,0 +1,124 @@
+package dev.oakmap.internal.map;
+
+import dev.oakmap.OakUnscopedBuffer;
+import org.junit.jupiter.api.Test;
+
+import static dev.oakmap.internal.map.InternalOakMapModelTest.newMap;
+import static dev.oakmap.internal.map.InternalOakMapModelTest.val;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The hazard pointers of in-place key scans ({@link KeyHazards}): a key a scan is on is
+ * deferred, not deleted, when the rebalancer drops it, and stays readable; a later rebalance
+ * deletes it once the scan has moved on, so scans do not make key memory grow under churn.
+ */
+class KeyHazardsTest {
+
+    @Test
+    void protectedKeyIsDeferredThenDeletedOnceTheScanMovesOn() {
+        InternalOakMap<Integer, int[]> m = newMap(8);
+        try {
+            fill(m);
+            Cursor<Integer, int[]> scan = inPlaceScan(m, null);
+            assertTrue(scan.advance());
+            assertTrue(scan.advance());
+            OakUnscopedBuffer key = scan.reusableKeyView();
+            assertEquals(1, intKey(key));
+            m.delete(1);
+            churnBelow(m, 0);
+            assertEquals(1, m.keyHazards().deferredCount(), "key 1 was dropped while the scan was on it");
+            churnBelow(m, 1);
+            assertEquals(1, m.keyHazards().deferredCount(), "still protected");
+            assertEquals(1, intKey(key), "and readable");
+            int n = 0;
+            while (scan.advance()) { // to the end: the scan gives its hazard up
+                assertEquals(2 + n++, intKey(scan.reusableKeyView()));
+            }
+            assertEquals(62, n);
+            churnBelow(m, 2);
+            assertEquals(0, m.keyHazards().deferredCount(), "deleted by a later rebalance");
+        } finally {
+            m.close();
+        }
+    }
+
+    @Test
+    void abandonedScansHoldAtMostOneKeyPerThread() {
+        InternalOakMap<Integer, int[]> m = newMap(8);
+        try {
+            fill(m);
+            for (int s = 0; s < 10; s++) { // each scan stops on key s, which is then removed
+                Cursor<Integer, int[]> scan = inPlaceScan(m, s);
+                assertTrue(scan.advance());
+                assertEquals(s, intKey(scan.reusableKeyView()));
+                m.delete(s);
+                churnBelow(m, s);
+                assertEquals(1, m.keyHazards().deferredCount(), "after scan " + s);
+            }
+            Cursor<Integer, int[]> last = inPlaceScan(m, null);
+            assertTrue(last.advance());
+            assertEquals(10, intKey(last.reusableKeyView()));
+            churnBelow(m, 99);
+            assertEquals(0, m.keyHazards().deferredCount(), "the thread's next scan released the last key");
+        } finally {
+            m.close();
+        }
+    }
+
+    @Test
+    void keyMemoryStaysFlatUnderChurnWhileAScanIsOpen() {
+        InternalOakMap<Integer, int[]> m = newMap(8);
+        try {
+            fill(m);
+            Cursor<Integer, int[]> scan = inPlaceScan(m, null);
+            assertTrue(scan.advance());
+            for (int round = 0; round < 20; round++) {
+                churnBelow(m, round);
+            }
+            long settled = m.offHeapUsedBytes();
+            for (int round = 20; round < 2000; round++) {
+                churnBelow(m, round);
+                if (round % 40 == 0) { // the scan moves on now and then
+                    assertTrue(scan.advance());
+                }
+            }
+            // without reuse, 1980 rounds of 64 pairs would hold over 1.5 MB more
+            assertTrue(m.offHeapUsedBytes() < settled + (256 << 10),
+                    "used " + m.offHeapUsedBytes() + " bytes, " + settled + " after 20 rounds");
+        } finally {
+            m.close();
+        }
+    }
+
+    private static void fill(InternalOakMap<Integer, int[]> m) {
+        for (int i = 0; i < 64; i++) {
+            m.put(i, val(i, 4), false);
+        }
+    }
+
+    private static Cursor<Integer, int[]> inPlaceScan(InternalOakMap<Integer, int[]> m, Integer from) {
+        Cursor<Integer, int[]> c = m.cursor(from, true, null, true, false);
+        c.readKeysInPlace();
+        return c;
+    }
+
+    /** The key as the test serializer writes it (sign bit flipped). */
+    private static int intKey(OakUnscopedBuffer b) {
+        return b.getInt(0) ^ Integer.MIN_VALUE;
+    }
+
+    /**
+     * Inserts and removes 64 keys below all others (distinct per round): rebalances the first
+     * chunks, where the scans are.
+     */
+    private static void churnBelow(InternalOakMap<Integer, int[]> m, int round) {
+        int base = -64 * (round + 1);
+        for (int i = 0; i < 64; i++) {
+            m.put(base + i, val(i, 4), false);
+        }
+        for (int i = 0; i < 64; i++) {
+            m.delete(base + i);
+        }
+    }
+}
