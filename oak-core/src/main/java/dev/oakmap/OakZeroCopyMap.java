@@ -72,12 +72,9 @@ public interface OakZeroCopyMap<K, V> {
      * step, so a scan allocates nothing per element. An element is valid until the next call to
      * {@code next()}; copy what you need to keep.
      *
-     * <p>In ascending order the key view reads the key where it lies, without copying it; the
-     * map keeps that key's memory while the view is on it, so the view stays readable even if the
-     * mapping is removed. The one exception: when the same thread advances another ascending
-     * stream scan of this map in between (nested loops), the first view may then throw
-     * {@link DeletedMemoryAccessException} if its mapping is removed (the iteration itself goes
-     * on). Views from {@link #keySet()} hold their own copy of the key and stay readable always.
+     * <p>The key view reads the key where it lies, without copying it; the map keeps that key's
+     * memory while the iterator is on it, so the view stays readable until the next
+     * {@code next()} even if the mapping is removed meanwhile.
      */
     Set<OakUnscopedBuffer> keyStreamSet();
 

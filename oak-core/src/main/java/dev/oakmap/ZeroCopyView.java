@@ -328,11 +328,7 @@ final class ZeroCopyView<K, V> implements OakZeroCopyMap<K, V> {
             canRemove = false;
             K key;
             if (!lookedAhead) {
-                try {
-                    key = cursor.key(); // still positioned on the element last returned
-                } catch (DeletedMemoryAccessException alreadyRemoved) {
-                    return; // a stream scan reads keys in place: the key is gone with its mapping
-                }
+                key = cursor.key(); // still positioned on the element last returned
             } else if (lastKeyView != null) {
                 try {
                     key = lastKeyView.transform(m.keySerializer::deserialize);

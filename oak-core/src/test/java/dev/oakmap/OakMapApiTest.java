@@ -496,27 +496,27 @@ class OakMapApiTest {
     }
 
     /**
-     * An ascending stream scan whose current mapping and those after it are removed (and their
-     * chunks rebalanced, their key memory reused) resumes at the first key still present, or ends
-     * cleanly if none is left. Alone in its thread, the scan keeps its current key readable. With
-     * another stream scan advanced in the same thread (which takes over the thread's hazard slot),
-     * the key is reclaimed, its view throws, and the cursor must find its place without reading
-     * it: across the released chunks' frozen lists. Runs of removed keys span several 8-entry
-     * chunks.
+     * A stream scan, in either direction, whose current mapping and a run of mappings after it
+     * are removed (their chunks split and merged around them, their key memory reused) still
+     * reads its current key, then resumes at the first key still present, or ends cleanly if none
+     * is left; also with a second stream scan open in the same thread. Runs of removed keys span
+     * several 8-entry chunks.
      */
     @ParameterizedTest
     @org.junit.jupiter.params.provider.EnumSource(MemoryScheme.class)
-    void ascendingStreamScanResumesAfterAReclaimedKey(MemoryScheme keyScheme) {
-        int reclaimedUnderTheCursor = 0;
+    void streamScanKeepsItsKeyAndPlaceWhileTheMappingsAroundAreRemoved(MemoryScheme keyScheme) {
         int[][] cases = {{0, 47}, {5, 6}, {10, 40}, {30, 63}, {0, 63}, {62, 63}, {20, 20}};
         for (int[] c : cases) {
-            int at = c[0];
-            int lastRemoved = c[1];
-            for (int variant = 0; variant < 4; variant++) {
+            for (int variant = 0; variant < 8; variant++) {
                 boolean entries = (variant & 1) != 0;
                 boolean nested = (variant & 2) != 0;
-                String ctx = keyScheme + " on " + at + ", removing " + at + ".." + lastRemoved
-                        + (entries ? " (entryStreamSet)" : " (keyStreamSet)") + (nested ? ", nested scan" : "");
+                boolean desc = (variant & 4) != 0;
+                // descending, remove the run below the position instead
+                int at = desc ? 63 - c[0] : c[0];
+                int lo = desc ? 63 - c[1] : c[0];
+                int hi = desc ? 63 - c[0] : c[1];
+                String ctx = keyScheme + (desc ? " descending" : " ascending") + " on " + at + ", removing " + lo
+                        + ".." + hi + (entries ? " (entryStreamSet)" : " (keyStreamSet)") + (nested ? ", nested scan" : "");
                 try (OakMap<Integer, String> m = new OakMapBuilder<>(new GuavaConformanceTest.IntSerializer(),
                         new GuavaConformanceTest.StringSerializer(), new GuavaConformanceTest.IntComparator())
                         .memoryCapacity(64L << 20).chunkCapacity(8).keyMemory(keyScheme).build()) {
@@ -524,66 +524,74 @@ class OakMapApiTest {
                         m.put(100 * i, "v" + i);
                     }
                     m.put(100_000, "stays"); // where the nested scan sits
-                    Iterator<?> it = entries ? m.zc().entryStreamSet().iterator() : m.zc().keyStreamSet().iterator();
-                    int current = -1;
+                    m.put(-100_000, "stays");
+                    OakMap<Integer, String> view = desc ? m.descendingMap() : m;
+                    Iterator<?> it = entries ? view.zc().entryStreamSet().iterator() : view.zc().keyStreamSet().iterator();
+                    if (desc) {
+                        assertEquals(100_000, readStreamKey(it.next(), entries), ctx);
+                    } else {
+                        assertEquals(-100_000, readStreamKey(it.next(), entries), ctx);
+                    }
                     OakUnscopedBuffer onKey = null;
+                    int current = Integer.MIN_VALUE;
                     while (current != 100 * at) {
                         Object o = it.next();
-                        onKey = entries ? ((Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer>) o).getKey()
-                                : (OakUnscopedBuffer) o;
+                        onKey = streamKey(o, entries);
                         current = onKey.getInt(0);
                     }
+                    Iterator<OakUnscopedBuffer> other = null;
                     if (nested) {
-                        Iterator<OakUnscopedBuffer> other = m.tailMap(100_000).zc().keyStreamSet().iterator();
+                        other = m.tailMap(100_000).zc().keyStreamSet().iterator();
                         assertEquals(100_000, other.next().getInt(0), ctx);
                     }
-                    for (int i = at; i <= lastRemoved; i++) {
+                    for (int i = lo; i <= hi; i++) {
                         m.remove(100 * i);
                     }
                     for (int round = 0; round < 10; round++) { // split and merge the chunk of each removed key
-                        for (int i = at; i <= lastRemoved; i++) {
+                        for (int i = lo; i <= hi; i++) {
                             for (int j = 1; j <= 9; j++) {
                                 m.put(100 * i + j, "w");
                             }
                         }
-                        for (int i = at; i <= lastRemoved; i++) {
+                        for (int i = lo; i <= hi; i++) {
                             for (int j = 1; j <= 9; j++) {
                                 m.remove(100 * i + j);
                             }
                         }
                     }
-                    if (!nested) {
-                        assertEquals(100 * at, onKey.getInt(0), ctx);
-                    } else {
-                        // reclaimed, unless it lives on as a chunk's lower bound
-                        try {
-                            assertEquals(100 * at, onKey.getInt(0), ctx);
-                        } catch (DeletedMemoryAccessException reclaimed) {
-                            reclaimedUnderTheCursor++;
-                        }
+                    assertEquals(100 * at, onKey.getInt(0), ctx + ": the current key stays readable");
+                    if (nested) {
+                        assertFalse(other.hasNext(), ctx);
                     }
                     List<Integer> rest = new ArrayList<>();
                     while (it.hasNext()) {
-                        Object o = it.next();
-                        OakUnscopedBuffer key = entries ? ((Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer>) o).getKey()
-                                : (OakUnscopedBuffer) o;
-                        rest.add(key.getInt(0));
+                        rest.add(readStreamKey(it.next(), entries));
                     }
                     List<Integer> expected = new ArrayList<>();
-                    for (int i = lastRemoved + 1; i < 64; i++) {
-                        expected.add(100 * i);
+                    if (desc) {
+                        for (int i = lo - 1; i >= 0; i--) {
+                            expected.add(100 * i);
+                        }
+                        expected.add(-100_000);
+                    } else {
+                        for (int i = hi + 1; i < 64; i++) {
+                            expected.add(100 * i);
+                        }
+                        expected.add(100_000);
                     }
-                    expected.add(100_000);
                     assertEquals(expected, rest, ctx);
                 }
             }
         }
-        if (keyScheme != MemoryScheme.GROW_ONLY) {
-            assertTrue(reclaimedUnderTheCursor >= 4, "the cursor had to find its place without its key in "
-                    + reclaimedUnderTheCursor + " cases");
-        } else {
-            assertEquals(0, reclaimedUnderTheCursor);
-        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static OakUnscopedBuffer streamKey(Object element, boolean entries) {
+        return entries ? ((Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer>) element).getKey() : (OakUnscopedBuffer) element;
+    }
+
+    private static int readStreamKey(Object element, boolean entries) {
+        return streamKey(element, entries).getInt(0);
     }
 
     // ------------------------------------------------------------------------------------------

@@ -1,6 +1,5 @@
 package dev.oakmap.internal.map;
 
-import dev.oakmap.DeletedMemoryAccessException;
 import dev.oakmap.OakScopedReadBuffer;
 import dev.oakmap.OakUnscopedBuffer;
 import dev.oakmap.internal.buffer.SliceBuffer;
@@ -47,22 +46,15 @@ import java.util.Arrays;
  * the copy, and so do the key views it hands out ({@link KeyCopyView}): they keep working after
  * the mapping is removed, and a scan over keys never fails because of a concurrent removal.
  *
- * <h2>Keys read in place (ascending stream scans)</h2>
+ * <h2>Keys read in place (stream scans)</h2>
  * The copy costs a full read of every key, the user's or not (at 1M pairs of 100-byte keys, about
  * a fifth of a scan step). A zero-copy stream scan asks for keys to be read in place instead
- * ({@link #readKeysInPlace}): no copy is taken, the key view reads the slice with the validated
- * protocol, and before returning a mapping the cursor protects its key with its thread's hazard
- * pointer, then checks that the key's chunk is not released ({@link KeyHazards}). The rebalancer
- * does not delete a protected key, so the key view stays readable, as with a copy.
- *
- * <p>Should the current key be deleted anyway (another in-place scan of the same thread took the
- * hazard slot), re-locating cannot read it. Its mapping was then removed and its chunk released,
- * so that chunk's entries list is frozen: the cursor resumes at the first key after the current
- * entry, in that list or in the chunks it linked to, that still reads valid (inclusive). Every key
- * skipped on the way was deleted, so removed, and every key present throughout the scan is in
- * those frozen lists, so nothing present throughout is skipped and order is kept. Only the
- * ascending direction reads keys in place: a descending cursor would need the key just below a
- * deleted one, and a released chunk's lower bound may itself be deleted by a merge.
+ * ({@link #readKeysInPlace}): no copy is taken and the key view reads the slice with the validated
+ * protocol. Before returning a mapping the cursor protects its key with a hazard pointer and then
+ * checks that the key's chunk is not released ({@link KeyHazards}); the rebalancer does not
+ * delete a protected key. The cursor's slot holds two hazards, its current key and the one being
+ * taken, so the current key stays readable, by the user's view and by the cursor when it
+ * re-locates, whatever is removed meanwhile.
  */
 public final class Cursor<K, V> {
     private final InternalOakMap<K, V> map;
@@ -101,12 +93,10 @@ public final class Cursor<K, V> {
     private MemorySegment spareSegment = MemorySegment.ofArray(spareCopy);
     private final int[] copyLength = new int[1];
     private int keyCopyLength;
-    /** Keys are read in place, never copied (ascending stream scans over reclaimed keys). */
+    /** Keys are read in place, never copied (stream scans over reclaimed keys). */
     private boolean keysInPlace;
-    /** In-place keys: this thread's hazard slot, holding the current key. */
+    /** In-place keys: this cursor's hazards, protecting the current key. */
     private KeyHazards.Slot hazard;
-    /** In-place keys: re-locating found nothing after the current key, so the range is exhausted. */
-    private boolean exhausted;
 
     Cursor(InternalOakMap<K, V> map, K lo, boolean loInclusive, K hi, boolean hiInclusive, boolean descending) {
         this.map = map;
@@ -121,16 +111,15 @@ public final class Cursor<K, V> {
     }
 
     /**
-     * Asks this cursor to read keys in place rather than copy each one (see the class comment).
-     * Its key views read the key slice; they stay readable after the mapping is removed, unless
-     * another in-place cursor of the same thread has advanced since (then they may throw
-     * {@link dev.oakmap.DeletedMemoryAccessException}). Takes effect only before the first
-     * {@link #advance}, for an ascending cursor over reclaimed keys; otherwise keys are copied.
+     * Asks this cursor to read keys in place rather than copy each one (see the class comment);
+     * its reusable key view then reads the key slice, which stays readable while the cursor is on
+     * it. Takes effect only before the first {@link #advance}, and only over reclaimed keys
+     * (other keys are never copied).
      */
     public void readKeysInPlace() {
-        if (!started && !descending && keys.reclaims()) {
+        if (!started && !keysInPlace && keys.reclaims()) {
             keysInPlace = true;
-            hazard = map.keyHazards().slot();
+            hazard = map.keyHazards().register();
         }
     }
 
@@ -145,7 +134,7 @@ public final class Cursor<K, V> {
             if (!found) {
                 done = true;
                 if (hazard != null) {
-                    hazard.clear(curKey);
+                    map.keyHazards().unregister(hazard);
                 }
                 curKey = Refs.NULL;
             }
@@ -163,9 +152,6 @@ public final class Cursor<K, V> {
             try {
                 if (relocate) {
                     relocate();
-                    if (exhausted) {
-                        return false;
-                    }
                 }
                 return descending ? advanceDescending() : advanceAscending();
             } catch (StaleKeyException e) {
@@ -178,9 +164,7 @@ public final class Cursor<K, V> {
     private void relocate() {
         started = true;
         stackSize = 0;
-        if (curKey != Refs.NULL && keysInPlace) {
-            seekAfterCurrent();
-        } else if (curKey != Refs.NULL) {
+        if (curKey != Refs.NULL) {
             K last = lastKey();
             if (descending) {
                 seekDescending(map.locate(last), last, false);
@@ -202,55 +186,22 @@ public final class Cursor<K, V> {
         }
     }
 
-    /**
-     * @return a deserialized copy of the last key returned (from the on-heap copy if keys are
-     *     copied) @throws StaleKeyException if keys are read in place and this one was deleted
-     */
+    /** @return a deserialized copy of the last key returned (from the on-heap copy if keys are copied) */
     private K lastKey() {
-        return copiesKeys() ? keys.readCopy(keyCopy, keyCopyLength) : keys.read(curKey);
+        if (copiesKeys()) {
+            return keys.readCopy(keyCopy, keyCopyLength);
+        }
+        try {
+            return keys.read(curKey);
+        } catch (StaleKeyException e) {
+            // in place, the current key is protected: it cannot be deleted (and re-locating must not retry)
+            throw new IllegalStateException("the key a scan is on was reclaimed", e);
+        }
     }
 
     /** @return true if the cursor keeps an on-heap copy of the current key */
     private boolean copiesKeys() {
         return keys.reclaims() && !keysInPlace;
-    }
-
-    /**
-     * In-place keys, ascending: positions just after the last mapping returned. If its key was
-     * deleted, resumes at the first key still readable after it in the frozen entries lists of
-     * its released chunk and the chunks that chunk linked to (see the class comment), or marks
-     * the range exhausted if there is none.
-     */
-    private void seekAfterCurrent() {
-        try {
-            seekAscending(keys.read(curKey), false);
-            return;
-        } catch (StaleKeyException deleted) {
-            // the mapping was removed and its chunk released: walk the frozen lists
-        }
-        Chunk c = curChunk;
-        int ei = c.nextEntry(curEi);
-        while (c != null) {
-            for (; ei != Chunk.NONE; ei = c.nextEntry(ei)) {
-                K k = readIfLive(c.keyRef(ei));
-                if (k != null) {
-                    seekAscending(k, true);
-                    return;
-                }
-            }
-            c = c.nextChunk;
-            ei = c == null ? Chunk.NONE : c.nextEntry(Chunk.NONE);
-        }
-        exhausted = true;
-    }
-
-    /** @return a deserialized copy of key {@code ref}, or null if it was deleted */
-    private K readIfLive(long ref) {
-        try {
-            return keys.read(ref);
-        } catch (StaleKeyException deleted) {
-            return null;
-        }
     }
 
     // ---------------------------------------------------------------- ascending
@@ -578,12 +529,25 @@ public final class Cursor<K, V> {
         SliceManager valueSlices = map.values();
         SliceManager keySlices = keys.slices();
         // in-place keys are read only by the user, who may read only the start: touch that much
+        // (with a copy, every line; with an upper bound, comparisons read the whole key anyway)
         long lastKeyByte = keysInPlace ? SliceManager.HEADER_BYTES
                 : Math.min(keys.typicalSpan(), KEY_TOUCH_LIMIT) - 1;
         long sink = 0;
         for (int i = 0; i < n; i += 2) {
-            sink += valueSlices.touch(refs[i], 0) + valueSlices.touch(refs[i], SliceManager.HEADER_BYTES)
-                    + keySlices.touch(refs[i + 1], 0);
+            sink += valueSlices.touch(refs[i], 0) + keySlices.touch(refs[i + 1], 0);
+            if (crossesLine(refs[i], SliceManager.HEADER_BYTES)) { // the first data byte, on the next line
+                sink += valueSlices.touch(refs[i], SliceManager.HEADER_BYTES);
+            }
+        }
+        if (keysInPlace) {
+            for (int i = 1; i < n; i += 2) {
+                if (crossesLine(refs[i], lastKeyByte)) {
+                    sink += keySlices.touch(refs[i], lastKeyByte);
+                }
+            }
+            gathered = 0;
+            prefetchSink += sink;
+            return;
         }
         // stepping by a line from the slice's start meets every line up to the last byte's
         for (long at = CACHE_LINE; at < lastKeyByte + CACHE_LINE; at += CACHE_LINE) {
@@ -597,6 +561,14 @@ public final class Cursor<K, V> {
     }
 
     private static final int CACHE_LINE = 64;
+
+    /**
+     * @return true if byte {@code at} of slice {@code ref} lies on a later cache line than the
+     *     slice's start (blocks are page-aligned, so offsets in a block give line positions)
+     */
+    private static boolean crossesLine(long ref, long at) {
+        return (Refs.offset(ref) & (CACHE_LINE - 1)) + at >= CACHE_LINE;
+    }
     /** Bytes of a key slice that look-ahead touches at most. */
     private static final int KEY_TOUCH_LIMIT = 4 * CACHE_LINE;
 
@@ -655,17 +627,18 @@ public final class Cursor<K, V> {
     }
 
     /**
-     * In-place keys: publishes {@code k} as this thread's hazard (a volatile store), then checks
-     * (a volatile load, after it) that chunk {@code c} is not released. If it is, the rebalancer
-     * may have read the hazards before the store and may delete {@code k}: throws
-     * {@link StaleKeyException}, with nothing changed, so the cursor re-locates after the current
-     * mapping (and finds {@code k} again if it is still present). Otherwise {@code k} stays.
+     * In-place keys: stores {@code k} in the hazard that does not hold the current key (a
+     * volatile store), then checks (a volatile load, after it) that chunk {@code c} is not
+     * released. If it is, the rebalancer may have read the hazards before the store and may
+     * delete {@code k}: throws {@link StaleKeyException} with nothing changed, so the cursor
+     * re-locates by its current key, still protected (and finds {@code k} again if present).
      */
     private void protect(Chunk c, long k) {
         hazard.protect(k);
         if (c.isReleased()) {
             throw StaleKeyException.INSTANCE;
         }
+        hazard.commit();
     }
 
     /**
@@ -695,9 +668,6 @@ public final class Cursor<K, V> {
         requireCurrent();
         try {
             return lastKey();
-        } catch (StaleKeyException deleted) {
-            // in-place keys only: the mapping was removed and its key reclaimed
-            throw new DeletedMemoryAccessException(SliceView.deletedMessage("key"));
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
         }
@@ -726,7 +696,10 @@ public final class Cursor<K, V> {
      */
     public OakUnscopedBuffer keyView() {
         requireCurrent();
-        if (copiesKeys()) {
+        if (keysInPlace) {
+            copyKey(curKey); // a view that outlives the step needs its own copy (the key is protected: it validates)
+        }
+        if (keys.reclaims()) {
             return new KeyCopyView(map, MemorySegment.ofArray(Arrays.copyOf(keyCopy, keyCopyLength)), keyCopyLength);
         }
         return new SliceView(map, keys.slices(), curKey, "key");
@@ -743,7 +716,7 @@ public final class Cursor<K, V> {
         requireCurrent();
         if (reusableKey == null) {
             reusableKey = copiesKeys() ? new KeyCopyView(map, keyCopySegment, keyCopyLength)
-                    : new SliceView(map, keys.slices(), curKey, "key");
+                    : new SliceView(map, keys.slices(), curKey, "key", hazard);
         }
         return reusableKey;
     }
@@ -761,11 +734,7 @@ public final class Cursor<K, V> {
     public OakScopedReadBuffer keyBuffer() {
         requireCurrent();
         if (keysInPlace) {
-            try {
-                copyKey(curKey); // a scoped view must not meet reused memory: read a validated copy
-            } catch (StaleKeyException deleted) {
-                throw new DeletedMemoryAccessException(SliceView.deletedMessage("key"));
-            }
+            copyKey(curKey); // a scoped view reads without validating: give it a validated copy
         }
         if (keys.reclaims()) {
             return keyBuffer.open(keyCopySegment, 0, keyCopyLength, false);

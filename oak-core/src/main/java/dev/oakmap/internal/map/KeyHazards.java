@@ -2,69 +2,138 @@ package dev.oakmap.internal.map;
 
 import dev.oakmap.internal.memory.Refs;
 
+import java.lang.ref.Reference;
+import java.lang.ref.ReferenceQueue;
 import java.lang.ref.WeakReference;
 import java.util.Arrays;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * Hazard pointers that keep the key an ascending stream scan is on from being deleted, so that
- * the scan can hand out a view that reads the key in place (no copy) and still never fails
- * because the mapping was removed meanwhile.
+ * Hazard pointers that keep the keys stream scans are on from being deleted, so that a scan can
+ * read keys in place (no copy per step) and hand out key views that stay readable after their
+ * mapping is removed, and can always re-locate by reading its current key.
  *
  * <h2>Protocol</h2>
- * Each thread has one slot per map. A cursor that reads keys in place, before it returns a
- * mapping, stores the mapping's key reference in its thread's slot (a volatile store) and then
- * checks that the chunk it found the key in is not released (a volatile load). The rebalancer
- * deletes the keys it dropped only after it released their chunk, and reads every slot (volatile
- * loads) after that release: a key found in a slot is deferred, not deleted, and retried at the
- * next rebalance. By the total order of volatile accesses, either the rebalancer sees the hazard,
- * or the cursor's check comes after the release and sees the chunk released, and then the cursor
- * re-locates instead of returning the key. A key is therefore never deleted while a slot has held
- * it since before its chunk was released.
+ * Each in-place cursor registers a {@link Slot} of two hazards. Before it returns a mapping, it
+ * stores the mapping's key reference in the hazard that does not hold its current key (a
+ * volatile store), then checks that the chunk it found the key in is not released (a volatile
+ * load). If the chunk is released, it does not return the key, and re-locates by reading its
+ * current key, still protected by the other hazard. The rebalancer deletes the keys it dropped
+ * only after it released their chunk, and then reads every registered hazard ({@link #deletable},
+ * volatile loads): a key found in a hazard is deferred, not deleted, and retried at the next
+ * rebalance. By the total order of volatile accesses (and the registry lock, for slots registered
+ * meanwhile), either the rebalancer sees the hazard, or the cursor's check comes after the
+ * release and fails. So the key a cursor is on, and the one it was on before, are never deleted.
  *
- * <h2>Limits</h2>
- * One slot per thread: a second in-place scan running in the same thread (nested loops) takes the
- * slot over, and the first scan's current key is then protected no longer; its view may throw
- * {@link dev.oakmap.DeletedMemoryAccessException} if the mapping is removed and rebalanced away
- * in that window, as a value view would. An abandoned scan keeps its last key until its thread's
- * next in-place scan or its death (a cursor handed to another thread loses the protection when
- * the thread that created it dies): at most one deferred key per live thread.
+ * <h2>Abandoned scans</h2>
+ * A cursor that runs to its end unregisters its slot. The registry holds slots through weak
+ * references, and the cursor and its key views hold them strongly: a scan that is abandoned
+ * (the loop broke off) keeps its two keys until the garbage collector finds the cursor and its
+ * views unreachable; then its reference is cleared, the slot stops counting, and its entry is
+ * recycled by a later registration. So deferred keys are bounded by the scans that are reachable.
  */
 final class KeyHazards {
 
-    /** One thread's hazard: the key its latest in-place scan is on, or {@link Refs#NULL}. */
+    /** The hazards of one in-place cursor. Written only by the thread using the cursor. */
     static final class Slot {
-        final WeakReference<Thread> owner = new WeakReference<>(Thread.currentThread());
-        volatile long key;
+        private volatile long first;
+        private volatile long second;
+        /** True if the next key goes to {@link #first} (the current key is in {@link #second}). */
+        private boolean nextIsFirst = true;
+        /** The slot's entry in the registry, or -1 once unregistered. */
+        private int index = -1;
 
-        /** Protects {@code ref} (a volatile store: ordered before the caller's release check). */
+        /**
+         * Stores {@code ref} in the hazard not holding the current key: a volatile store, ordered
+         * before the caller's check that the key's chunk is not released.
+         */
         void protect(long ref) {
-            key = ref;
+            if (nextIsFirst) {
+                first = ref;
+            } else {
+                second = ref;
+            }
         }
 
-        /** Drops the protection of {@code ref}, unless another scan of this thread took the slot. */
-        void clear(long ref) {
-            if (key == ref) {
-                key = Refs.NULL;
+        /** Makes the key last protected the current one: the next key goes to the other hazard. */
+        void commit() {
+            nextIsFirst = !nextIsFirst;
+        }
+
+        private void clear() {
+            first = Refs.NULL;
+            second = Refs.NULL;
+        }
+    }
+
+    /** A registry entry: a weak reference to a slot, and its index for recycling. */
+    private static final class Entry extends WeakReference<Slot> {
+        final int index;
+
+        Entry(Slot slot, int index, ReferenceQueue<Slot> queue) {
+            super(slot, queue);
+            this.index = index;
+        }
+    }
+
+    private final ReferenceQueue<Slot> cleared = new ReferenceQueue<>();
+    /** Registered slots by index (null: free). Guarded by this. */
+    private Entry[] entries = new Entry[8];
+    /** Free indexes below {@link #high}. Guarded by this. */
+    private int[] free = new int[8];
+    private int freeCount;
+    /** Indexes at or above this were never used. Guarded by this. */
+    private int high;
+
+    /** Dropped keys found protected, to delete at a later rebalance (guarded by the rebalance lock). */
+    private long[] deferred = new long[8];
+    private int deferredCount;
+
+    /** @return a new slot, registered: its hazards count until {@link #unregister} or until it is unreachable */
+    synchronized Slot register() {
+        recycleCleared();
+        Slot s = new Slot();
+        int i;
+        if (freeCount > 0) {
+            i = free[--freeCount];
+        } else {
+            if (high == entries.length) {
+                entries = Arrays.copyOf(entries, high * 2);
+            }
+            i = high++;
+        }
+        s.index = i;
+        entries[i] = new Entry(s, i, cleared);
+        return s;
+    }
+
+    /** Drops a slot's hazards and frees its entry. Idempotent. */
+    synchronized void unregister(Slot s) {
+        s.clear();
+        if (s.index >= 0) {
+            Entry e = entries[s.index];
+            entries[s.index] = null;
+            e.clear(); // not enqueued once cleared by hand: recycled here, once
+            freeIndex(s.index);
+            s.index = -1;
+        }
+    }
+
+    /** Frees the entries of slots the garbage collector found unreachable. */
+    private void recycleCleared() {
+        for (Reference<? extends Slot> r; (r = cleared.poll()) != null; ) {
+            Entry e = (Entry) r;
+            if (entries[e.index] == e) {
+                entries[e.index] = null;
+                freeIndex(e.index);
             }
         }
     }
 
-    private final CopyOnWriteArrayList<Slot> slots = new CopyOnWriteArrayList<>();
-    private final ThreadLocal<Slot> local = ThreadLocal.withInitial(this::register);
-    /** Dropped keys found protected, to be deleted by a later rebalance (guarded by the rebalance lock). */
-    private long[] deferred = new long[8];
-    private int deferredCount;
-
-    private Slot register() {
-        Slot s = new Slot();
-        slots.add(s);
-        return s;
-    }
-
-    /** @return the calling thread's slot */
-    Slot slot() {
-        return local.get();
+    private void freeIndex(int i) {
+        if (freeCount == free.length) {
+            free = Arrays.copyOf(free, freeCount * 2);
+        }
+        free[freeCount++] = i;
     }
 
     /**
@@ -72,7 +141,7 @@ final class KeyHazards {
      * which are kept here. Also hands back earlier deferred keys that are no longer protected.
      * Call under the rebalance lock, after the chunks holding {@code dropped} were released.
      *
-     * @param dropped sorted, distinct references of released chunks' dropped keys
+     * @param dropped distinct references of released chunks' dropped keys
      * @return the references to delete now
      */
     long[] deletable(long[] dropped) {
@@ -103,6 +172,12 @@ final class KeyHazards {
         return deferredCount;
     }
 
+    /** @return the number of registered slots not yet found unreachable (for tests) */
+    synchronized int registered() {
+        recycleCleared();
+        return high - freeCount;
+    }
+
     private void defer(long ref) {
         if (deferredCount == deferred.length) {
             deferred = Arrays.copyOf(deferred, deferredCount * 2);
@@ -110,21 +185,27 @@ final class KeyHazards {
         deferred[deferredCount++] = ref;
     }
 
-    /** @return the keys protected now, sorted (volatile loads); drops slots of dead threads */
-    private long[] snapshot() {
+    /** @return every key protected now, sorted (volatile loads of every registered slot's hazards) */
+    private synchronized long[] snapshot() {
+        recycleCleared();
         long[] out = new long[8];
         int n = 0;
-        for (Slot s : slots) { // the iterator reads the current array (a volatile load)
-            if (s.owner.get() == null) {
-                slots.remove(s); // its thread died: an abandoned scan's key is freed with it
+        for (int i = 0; i < high; i++) {
+            Entry e = entries[i];
+            Slot s = e == null ? null : e.get();
+            if (s == null) {
                 continue;
             }
-            long k = s.key;
-            if (k != Refs.NULL) {
-                if (n == out.length) {
-                    out = Arrays.copyOf(out, n * 2);
-                }
-                out[n++] = k;
+            if (n + 2 > out.length) {
+                out = Arrays.copyOf(out, out.length * 2);
+            }
+            long a = s.first;
+            long b = s.second;
+            if (a != Refs.NULL) {
+                out[n++] = a;
+            }
+            if (b != Refs.NULL) {
+                out[n++] = b;
             }
         }
         long[] sorted = Arrays.copyOf(out, n);

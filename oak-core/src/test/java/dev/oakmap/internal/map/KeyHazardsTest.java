@@ -3,15 +3,20 @@ package dev.oakmap.internal.map;
 import dev.oakmap.OakUnscopedBuffer;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import static dev.oakmap.internal.map.InternalOakMapModelTest.newMap;
 import static dev.oakmap.internal.map.InternalOakMapModelTest.val;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The hazard pointers of in-place key scans ({@link KeyHazards}): a key a scan is on is
  * deferred, not deleted, when the rebalancer drops it, and stays readable; a later rebalance
- * deletes it once the scan has moved on, so scans do not make key memory grow under churn.
+ * deletes it once the scan has moved on, or once an abandoned scan is collected, so scans do not
+ * make key memory grow under churn.
  */
 class KeyHazardsTest {
 
@@ -44,26 +49,68 @@ class KeyHazardsTest {
     }
 
     @Test
-    void abandonedScansHoldAtMostOneKeyPerThread() {
+    void abandonedScansKeepTheirKeysUntilTheyAreCollected() throws InterruptedException {
         InternalOakMap<Integer, int[]> m = newMap(8);
         try {
             fill(m);
+            List<Cursor<Integer, int[]>> abandoned = new ArrayList<>();
             for (int s = 0; s < 10; s++) { // each scan stops on key s, which is then removed
                 Cursor<Integer, int[]> scan = inPlaceScan(m, s);
+                abandoned.add(scan);
                 assertTrue(scan.advance());
                 assertEquals(s, intKey(scan.reusableKeyView()));
                 m.delete(s);
                 churnBelow(m, s);
-                assertEquals(1, m.keyHazards().deferredCount(), "after scan " + s);
             }
-            Cursor<Integer, int[]> last = inPlaceScan(m, null);
-            assertTrue(last.advance());
-            assertEquals(10, intKey(last.reusableKeyView()));
+            assertEquals(10, m.keyHazards().deferredCount(), "one key per scan still reachable");
+            abandoned.clear();
+            Cursor<Integer, int[]> finished = inPlaceScan(m, null);
+            while (finished.advance()) {
+                assertTrue(intKey(finished.reusableKeyView()) >= 10);
+            }
+            long deadline = System.nanoTime() + 20_000_000_000L;
+            while (m.keyHazards().registered() > 0 && System.nanoTime() < deadline) {
+                System.gc();
+                Thread.sleep(10);
+            }
+            assertEquals(0, m.keyHazards().registered(), "the abandoned scans' slots were collected");
             churnBelow(m, 99);
-            assertEquals(0, m.keyHazards().deferredCount(), "the thread's next scan released the last key");
+            assertEquals(0, m.keyHazards().deferredCount(), "and their keys deleted by the next rebalance");
         } finally {
             m.close();
         }
+    }
+
+    @Test
+    void registryRecyclesItsEntries() throws InterruptedException {
+        KeyHazards h = new KeyHazards();
+        List<KeyHazards.Slot> live = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            live.add(h.register());
+        }
+        for (int i = 0; i < 100; i += 2) {
+            h.unregister(live.get(i));
+            h.unregister(live.get(i)); // idempotent
+        }
+        assertEquals(50, h.registered());
+        for (int i = 0; i < 1000; i++) {
+            h.register(); // dropped at once: recycled once collected
+        }
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (h.registered() > 50 && System.nanoTime() < deadline) {
+            System.gc();
+            Thread.sleep(10);
+        }
+        assertEquals(50, h.registered());
+        live.get(1).protect(42);
+        live.get(1).commit();
+        live.get(3).protect(7);
+        assertArrayEquals(new long[] {5}, h.deletable(new long[] {5, 7, 42}), "7 and 42 are protected");
+        assertEquals(2, h.deferredCount());
+        h.unregister(live.get(1));
+        assertArrayEquals(new long[] {42}, h.deletable(new long[0]), "42 is free now");
+        assertEquals(1, h.deferredCount());
+        assertTrue(live.size() == 100); // the slots stayed reachable up to here
     }
 
     @Test
