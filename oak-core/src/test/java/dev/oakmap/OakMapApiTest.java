@@ -489,6 +489,13 @@ class OakMapApiTest {
             assertEquals(0, streamed.getInt(0));
             assertEquals(4, streamed.capacity());
             assertFalse(stream.hasNext(), "everything was removed");
+            // the scan has ended: its view holds a copy of the last key, which stays readable
+            for (int i = 0; i < 64; i++) {
+                m.put(5000 + i, "x");
+                m.remove(5000 + i);
+            }
+            assertEquals(0, streamed.getInt(0));
+            assertEquals(0, (int) streamed.transform(b -> b.getInt(0)));
             assertEquals(0, kept.getInt(0));
             assertEquals(0, (int) kept.transform(b -> b.getInt(0)));
             assertEquals(4, kept.capacity());
@@ -583,6 +590,33 @@ class OakMapApiTest {
                 }
             }
         }
+    }
+
+    /** A stream scan's key view reads the key in place: after close() it throws, like every view. */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(MemoryScheme.class)
+    void streamKeyViewsFailCleanlyAfterClose(MemoryScheme keyScheme) {
+        OakMap<Integer, String> m = new OakMapBuilder<>(new GuavaConformanceTest.IntSerializer(),
+                new GuavaConformanceTest.StringSerializer(), new GuavaConformanceTest.IntComparator())
+                .memoryCapacity(64L << 20).chunkCapacity(8).keyMemory(keyScheme).build();
+        for (int i = 0; i < 20; i++) {
+            m.put(i, "v" + i);
+        }
+        Iterator<OakUnscopedBuffer> asc = m.zc().keyStreamSet().iterator();
+        Iterator<OakUnscopedBuffer> desc = m.descendingMap().zc().keyStreamSet().iterator();
+        OakUnscopedBuffer first = asc.next();
+        OakUnscopedBuffer last = desc.next();
+        assertEquals(0, first.getInt(0));
+        assertEquals(19, last.getInt(0));
+        m.close();
+        for (OakUnscopedBuffer view : List.of(first, last)) {
+            assertThrows(OakClosedException.class, () -> view.getInt(0));
+            assertThrows(OakClosedException.class, () -> view.get(1));
+            assertThrows(OakClosedException.class, view::capacity);
+            assertThrows(OakClosedException.class, () -> view.transform(b -> b.getInt(0)));
+            assertThrows(OakClosedException.class, () -> view.getBytes(0, new byte[4], 0, 4));
+        }
+        assertThrows(OakClosedException.class, asc::hasNext);
     }
 
     @SuppressWarnings("unchecked")

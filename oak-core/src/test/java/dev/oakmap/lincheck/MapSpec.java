@@ -139,6 +139,10 @@ public class MapSpec {
         return List.copyOf(map.subMap(2 * gap, true, 2 * gap + 2, true).keySet());
     }
 
+    public List<Integer> zcStreamKeysAscending(int gap) {
+        return zcScanKeys(gap);
+    }
+
     public List<Integer> zcStreamKeysDescending(int gap) {
         return List.copyOf(map.subMap(2 * gap, true, 2 * gap + 2, true).descendingKeySet());
     }

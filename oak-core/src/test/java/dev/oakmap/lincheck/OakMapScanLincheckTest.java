@@ -36,7 +36,7 @@ import java.util.Map;
  * ({@code put, remove, compute, zero-copy increment}) touch only the odd keys 1, 3, 5, 7, chosen
  * by a "gap" g in 0..3 (key 2g+1). Scans and navigation queries take a gap and read the range
  * [2g, 2g+2], which has exactly one changing key: ascending and descending entry scans, zero-copy
- * key scans (ascending {@code keySet}, descending stream {@code keyStreamSet}), the legacy
+ * key scans (ascending {@code keySet}, stream {@code keyStreamSet} both ways), the legacy
  * {@code descendingKeySet}, {@code ceilingKey/floorKey/higherKey/lowerKey} around the gap, and
  * {@code firstKey()} / {@code pollFirstEntry()} of the open sub-map (2g, 2g+2). With chunks of 4,
  * the 5 to 9 keys span 2 to 4 chunks, so scans cross chunk boundaries, and chunks are split and
@@ -119,6 +119,16 @@ public class OakMapScanLincheckTest {
     public List<Integer> zcScanKeys(@Param(name = "gap") int gap) {
         List<Integer> out = new ArrayList<>();
         for (OakUnscopedBuffer k : gapRange(gap).zc().keySet()) {
+            out.add(k.transform(OakCommonTypes.INTEGER_SERIALIZER::deserialize));
+        }
+        return out;
+    }
+
+    /** Keys read in place by the stream scan (no copy), protected while the scan is on them. */
+    @Operation
+    public List<Integer> zcStreamKeysAscending(@Param(name = "gap") int gap) {
+        List<Integer> out = new ArrayList<>();
+        for (OakUnscopedBuffer k : gapRange(gap).zc().keyStreamSet()) {
             out.add(k.transform(OakCommonTypes.INTEGER_SERIALIZER::deserialize));
         }
         return out;

@@ -43,18 +43,19 @@ import java.util.Arrays;
  * re-locates strictly after (before, descending) that copy, or from the range's start if it has
  * returned nothing yet. Every stale key belongs to an entry that was dropped as removed, so
  * nothing present throughout the scan is skipped. {@link #key()} and {@link #keyBuffer()} read
- * the copy, and so do the key views it hands out ({@link KeyCopyView}): they keep working after
+ * the copy, and so do the key views it hands out ({@link ScanKeyView}): they keep working after
  * the mapping is removed, and a scan over keys never fails because of a concurrent removal.
  *
  * <h2>Keys read in place (stream scans)</h2>
  * The copy costs a full read of every key, the user's or not (at 1M pairs of 100-byte keys, about
  * a fifth of a scan step). A zero-copy stream scan asks for keys to be read in place instead
- * ({@link #readKeysInPlace}): no copy is taken and the key view reads the slice with the validated
- * protocol. Before returning a mapping the cursor protects its key with a hazard pointer and then
- * checks that the key's chunk is not released ({@link KeyHazards}); the rebalancer does not
- * delete a protected key. The cursor's slot holds two hazards, its current key and the one being
- * taken, so the current key stays readable, by the user's view and by the cursor when it
- * re-locates, whatever is removed meanwhile.
+ * ({@link #readKeysInPlace}): no copy is taken. Before returning a mapping the cursor protects its
+ * key with a hazard pointer and then checks that the key's chunk is not released
+ * ({@link KeyHazards}); the rebalancer does not delete a protected key. The cursor's slot holds
+ * two hazards, its current key and the one being taken, so the current key stays readable, by the
+ * cursor when it re-locates and by the user's view, whatever is removed meanwhile; the view
+ * ({@link ScanKeyView}) therefore reads the slice without validating. When the scan ends, its
+ * protection ends too, and the view is moved onto a copy of the last key.
  */
 public final class Cursor<K, V> {
     private final InternalOakMap<K, V> map;
@@ -82,7 +83,7 @@ public final class Cursor<K, V> {
     private int curEi;
     private Chunk curChunk;
 
-    private OakUnscopedBuffer reusableKey;
+    private ScanKeyView reusableKey;
     private SliceView reusableValue;
     private final SliceBuffer keyBuffer = new SliceBuffer();
 
@@ -134,7 +135,7 @@ public final class Cursor<K, V> {
             if (!found) {
                 done = true;
                 if (hazard != null) {
-                    map.keyHazards().unregister(hazard);
+                    releaseHazards();
                 }
                 curKey = Refs.NULL;
             }
@@ -616,13 +617,33 @@ public final class Cursor<K, V> {
         curEi = ei;
         curKey = k;
         curValue = v;
-        if (reusableKey instanceof KeyCopyView view) {
-            view.position(keyCopySegment, keyCopyLength);
-        } else if (reusableKey != null) {
-            ((SliceView) reusableKey).position(k);
+        if (reusableKey != null) {
+            positionReusableKey();
         }
         if (reusableValue != null) {
             reusableValue.position(v);
+        }
+    }
+
+    /**
+     * In-place keys, at the end of the scan: moves the reusable key view onto a copy of the last
+     * key (still protected, so the copy validates) and gives up the hazards.
+     */
+    private void releaseHazards() {
+        if (reusableKey != null && curKey != Refs.NULL) {
+            copyKey(curKey);
+            reusableKey.position(keyCopySegment, 0, keyCopyLength);
+        }
+        map.keyHazards().unregister(hazard);
+    }
+
+    /** Positions the reusable key view on the current key: its copy, or its protected slice. */
+    private void positionReusableKey() {
+        if (copiesKeys()) {
+            reusableKey.position(keyCopySegment, 0, keyCopyLength);
+        } else {
+            SliceManager slices = keys.slices();
+            reusableKey.position(slices.segment(curKey), slices.dataOffset(curKey), slices.length(curKey));
         }
     }
 
@@ -700,7 +721,9 @@ public final class Cursor<K, V> {
             copyKey(curKey); // a view that outlives the step needs its own copy (the key is protected: it validates)
         }
         if (keys.reclaims()) {
-            return new KeyCopyView(map, MemorySegment.ofArray(Arrays.copyOf(keyCopy, keyCopyLength)), keyCopyLength);
+            ScanKeyView view = new ScanKeyView(map, null);
+            view.position(MemorySegment.ofArray(Arrays.copyOf(keyCopy, keyCopyLength)), 0, keyCopyLength);
+            return view;
         }
         return new SliceView(map, keys.slices(), curKey, "key");
     }
@@ -715,8 +738,8 @@ public final class Cursor<K, V> {
     public OakUnscopedBuffer reusableKeyView() {
         requireCurrent();
         if (reusableKey == null) {
-            reusableKey = copiesKeys() ? new KeyCopyView(map, keyCopySegment, keyCopyLength)
-                    : new SliceView(map, keys.slices(), curKey, "key", hazard);
+            reusableKey = new ScanKeyView(map, hazard);
+            positionReusableKey();
         }
         return reusableKey;
     }

@@ -24,9 +24,6 @@ final class SliceView implements OakUnscopedBuffer {
     private final InternalOakMap<?, ?> map;
     private final SliceManager values;
     private final String what;
-    /** Kept reachable with the view: the hazards protecting a key it reads, if any ({@link KeyHazards}). */
-    @SuppressWarnings({"unused", "FieldCanBeLocal"})
-    private final Object keepAlive;
     private long ref;
 
     /**
@@ -34,16 +31,10 @@ final class SliceView implements OakUnscopedBuffer {
      * @param what "key" or "value", for messages
      */
     SliceView(InternalOakMap<?, ?> map, SliceManager slices, long ref, String what) {
-        this(map, slices, ref, what, null);
-    }
-
-    /** @param keepAlive an object to keep reachable as long as this view (see {@link KeyHazards}) */
-    SliceView(InternalOakMap<?, ?> map, SliceManager slices, long ref, String what, Object keepAlive) {
         this.map = map;
         this.values = slices;
         this.what = what;
         this.ref = ref;
-        this.keepAlive = keepAlive;
     }
 
     void position(long ref) {

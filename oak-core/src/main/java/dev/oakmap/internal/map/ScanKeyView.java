@@ -1,0 +1,81 @@
+package dev.oakmap.internal.map;
+
+import dev.oakmap.OakScopedReadBuffer;
+import dev.oakmap.OakUnscopedBuffer;
+import dev.oakmap.internal.buffer.SliceBuffer;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Objects;
+import java.util.function.Function;
+
+/**
+ * An unscoped view of a key, handed out by scans, that reads bytes which cannot change or be
+ * reused under it: either an on-heap copy of the key, or the key's own slice while the scan's
+ * hazard pointer protects it ({@link KeyHazards}), or a slice of keys that are never reused. So,
+ * unlike a {@link SliceView}, it reads without the validated protocol: one bounds-checked access.
+ *
+ * <p>A key is immutable, so a copy reads exactly what the slice would, and it stays readable
+ * after the mapping is removed and its slice reused. A stream scan repositions one instance on
+ * each key ({@link #position}), on the slice if it reads keys in place, and on a copy of the last
+ * key when it ends (its protection ends with it); a non-stream scan gives each entry its own
+ * instance over its own copy.
+ */
+final class ScanKeyView implements OakUnscopedBuffer {
+    private final InternalOakMap<?, ?> map;
+    private final SliceBuffer bytes = new SliceBuffer();
+    /** Kept reachable with the view: the hazards protecting the slice it reads, if any. */
+    @SuppressWarnings({"unused", "FieldCanBeLocal"})
+    private final Object keepAlive;
+
+    /**
+     * @param keepAlive an object to keep reachable as long as this view (the scan's hazards), or null
+     */
+    ScanKeyView(InternalOakMap<?, ?> map, Object keepAlive) {
+        this.map = map;
+        this.keepAlive = keepAlive;
+    }
+
+    /** Positions the view on {@code length} key bytes at {@code offset} of {@code segment}. */
+    void position(MemorySegment segment, long offset, int length) {
+        bytes.open(segment, offset, length, false);
+    }
+
+    private SliceBuffer open() {
+        map.checkOpen();
+        return bytes;
+    }
+
+    @Override public int capacity() { return open().capacity(); }
+    @Override public byte get(int index) { try { return open().get(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
+    @Override public char getChar(int index) { try { return open().getChar(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
+    @Override public short getShort(int index) { try { return open().getShort(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
+    @Override public int getInt(int index) { try { return open().getInt(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
+    @Override public long getLong(int index) { try { return open().getLong(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
+    @Override public float getFloat(int index) { try { return open().getFloat(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
+    @Override public double getDouble(int index) { try { return open().getDouble(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
+
+    @Override
+    public void getBytes(int index, byte[] dst, int offset, int length) {
+        try {
+            open().getBytes(index, dst, offset, length);
+        } catch (IllegalStateException e) {
+            throw map.closedOr(e);
+        }
+    }
+
+    @Override
+    public <T> T transform(Function<OakScopedReadBuffer, T> transformer) {
+        Objects.requireNonNull(transformer, "transformer");
+        SliceBuffer scoped = new SliceBuffer(open().rawSegment(), open().rawBase(), bytes.capacity(), false);
+        try {
+            return transformer.apply(scoped);
+        } finally {
+            scoped.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "OakUnscopedBuffer[key]";
+    }
+}
