@@ -1,8 +1,6 @@
 package dev.oakmap.internal.map;
 
-import dev.oakmap.OakScopedReadBuffer;
 import dev.oakmap.OakUnscopedBuffer;
-import dev.oakmap.internal.buffer.SliceBuffer;
 import dev.oakmap.internal.chunk.Chunk;
 import dev.oakmap.internal.chunk.KeyOps;
 import dev.oakmap.internal.chunk.StaleKeyException;
@@ -42,9 +40,9 @@ import java.util.Arrays;
  * key it is on, taken with a validated read when it arrives there, and on any stale read it
  * re-locates strictly after (before, descending) that copy, or from the range's start if it has
  * returned nothing yet. Every stale key belongs to an entry that was dropped as removed, so
- * nothing present throughout the scan is skipped. {@link #key()} and {@link #keyBuffer()} read
- * the copy, and so do the key views it hands out ({@link ScanKeyView}): they keep working after
- * the mapping is removed, and a scan over keys never fails because of a concurrent removal.
+ * nothing present throughout the scan is skipped. {@link #key()} reads the copy, and so do the
+ * key views it hands out ({@link ScanKeyView}): they keep working after the mapping is removed,
+ * and a scan over keys never fails because of a concurrent removal.
  *
  * <h2>Keys read in place (stream scans)</h2>
  * The copy costs a full read of every key, the user's or not (at 1M pairs of 100-byte keys, about
@@ -85,7 +83,6 @@ public final class Cursor<K, V> {
 
     private ScanKeyView reusableKey;
     private SliceView reusableValue;
-    private final SliceBuffer keyBuffer = new SliceBuffer();
 
     /** With reclaimed keys: an on-heap copy of the current key (and a spare for the next one). */
     private byte[] keyCopy = new byte[0];
@@ -570,6 +567,7 @@ public final class Cursor<K, V> {
     private static boolean crossesLine(long ref, long at) {
         return (Refs.offset(ref) & (CACHE_LINE - 1)) + at >= CACHE_LINE;
     }
+
     /** Bytes of a key slice that look-ahead touches at most. */
     private static final int KEY_TOUCH_LIMIT = 4 * CACHE_LINE;
 
@@ -751,17 +749,5 @@ public final class Cursor<K, V> {
             reusableValue = new SliceView(map, map.values(), curValue, "value");
         }
         return reusableValue;
-    }
-
-    /** @return a scoped read view of the current key, valid until the next advance */
-    public OakScopedReadBuffer keyBuffer() {
-        requireCurrent();
-        if (keysInPlace) {
-            copyKey(curKey); // a scoped view reads without validating: give it a validated copy
-        }
-        if (keys.reclaims()) {
-            return keyBuffer.open(keyCopySegment, 0, keyCopyLength, false);
-        }
-        return keyBuffer.open(keys.slices().segment(curKey), Refs.offset(curKey), Refs.aux(curKey), false);
     }
 }
