@@ -17,10 +17,11 @@ public final class Block {
     public final MemorySegment segment;
     private final Arena arena;
 
-    Block(int id, long size) {
+    /** @param populate fault the pages in now rather than on first use (see {@link NativeMemory#map}) */
+    Block(int id, long size, boolean populate) {
         this.id = id;
         this.arena = Arena.ofShared();
-        MemorySegment mapped = NativeMemory.map(size, arena);
+        MemorySegment mapped = NativeMemory.map(size, arena, populate);
         this.segment = mapped != null ? mapped : arena.allocate(size, 4096);
     }
 

