@@ -68,6 +68,9 @@ public final class OakMapBuilder<K, V> {
 
     /**
      * Size of each off-heap block, between 4 KiB and 128 MiB. Default {@link #DEFAULT_BLOCK_SIZE}.
+     * A map's first block is committed page by page as it fills; on Linux with native access
+     * enabled, each later block is committed whole when the map takes it (so a growing map's
+     * writes never wait for page faults), so resident memory grows by up to one block at a time.
      */
     public OakMapBuilder<K, V> blockSize(long bytes) {
         if (bytes < 4096 || bytes > (128L << 20)) {
