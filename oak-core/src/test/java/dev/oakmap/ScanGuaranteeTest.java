@@ -483,7 +483,7 @@ class ScanGuaranteeTest {
          */
         /**
          * Key views never throw: {@code keySet()} views hold a copy, and a stream scan keeps the
-         * key it is on from being reclaimed (one scan per thread here).
+         * key it is on from being reclaimed.
          */
         private static int readKeyView(OakUnscopedBuffer b) {
             try {

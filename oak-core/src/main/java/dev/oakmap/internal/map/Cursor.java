@@ -543,15 +543,13 @@ public final class Cursor<K, V> {
                     sink += keySlices.touch(refs[i], lastKeyByte);
                 }
             }
-            gathered = 0;
-            prefetchSink += sink;
-            return;
-        }
-        // stepping by a line from the slice's start meets every line up to the last byte's
-        for (long at = CACHE_LINE; at < lastKeyByte + CACHE_LINE; at += CACHE_LINE) {
-            long byteAt = Math.min(at, lastKeyByte);
-            for (int i = 1; i < n; i += 2) {
-                sink += keySlices.touch(refs[i], byteAt);
+        } else {
+            // stepping by a line from the slice's start meets every line up to the last byte's
+            for (long at = CACHE_LINE; at < lastKeyByte + CACHE_LINE; at += CACHE_LINE) {
+                long byteAt = Math.min(at, lastKeyByte);
+                for (int i = 1; i < n; i += 2) {
+                    sink += keySlices.touch(refs[i], byteAt);
+                }
             }
         }
         gathered = 0;
@@ -715,12 +713,12 @@ public final class Cursor<K, V> {
      */
     public OakUnscopedBuffer keyView() {
         requireCurrent();
-        if (keysInPlace) {
-            copyKey(curKey); // a view that outlives the step needs its own copy (the key is protected: it validates)
-        }
         if (keys.reclaims()) {
+            // a view that outlives the step needs its own copy (in place, the key is protected: it validates)
+            byte[] own = keysInPlace ? keys.copy(curKey, new byte[0], copyLength) : Arrays.copyOf(keyCopy, keyCopyLength);
+            int length = keysInPlace ? copyLength[0] : keyCopyLength;
             ScanKeyView view = new ScanKeyView(map, null);
-            view.position(MemorySegment.ofArray(Arrays.copyOf(keyCopy, keyCopyLength)), 0, keyCopyLength);
+            view.position(MemorySegment.ofArray(own), 0, length);
             return view;
         }
         return new SliceView(map, keys.slices(), curKey, "key");

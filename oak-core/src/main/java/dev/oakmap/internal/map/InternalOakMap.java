@@ -69,7 +69,7 @@ public final class InternalOakMap<K, V> {
     private static final int COPIED = 0, MOVED = 1, RETRY = 2, DONE = 3;
 
     private final KeyOps<K> keys;
-    /** Keys that ascending stream scans read in place, kept from deletion (see {@link KeyHazards}). */
+    /** Keys that stream scans read in place, kept from deletion (see {@link KeyHazards}). */
     private final KeyHazards keyHazards = new KeyHazards();
     private final OakSerializer<V> valueSerializer;
     private final Function<OakScopedReadBuffer, V> deserializer;

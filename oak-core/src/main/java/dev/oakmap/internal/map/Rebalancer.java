@@ -151,7 +151,7 @@ final class Rebalancer {
      * replacement inherited. Runs after the replacements are linked, so only operations still
      * reading the released chunks (or an old index snapshot) can meet these keys; their reads
      * fail validation and they start over ({@link dev.oakmap.internal.chunk.StaleKeyException}).
-     * Keys that an ascending stream scan is on are kept until a later rebalance finds them free.
+     * Keys that a stream scan is on are kept until a later rebalance finds them free.
      */
     private void deleteDroppedKeys(Chunk[] engaged, Entries live, Entries dropped) {
         long kept = engaged[0].minKey;

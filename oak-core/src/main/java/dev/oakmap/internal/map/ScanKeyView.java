@@ -66,7 +66,8 @@ final class ScanKeyView implements OakUnscopedBuffer {
     @Override
     public <T> T transform(Function<OakScopedReadBuffer, T> transformer) {
         Objects.requireNonNull(transformer, "transformer");
-        SliceBuffer scoped = new SliceBuffer(open().rawSegment(), open().rawBase(), bytes.capacity(), false);
+        SliceBuffer window = open();
+        SliceBuffer scoped = new SliceBuffer(window.rawSegment(), window.rawBase(), window.capacity(), false);
         try {
             return transformer.apply(scoped);
         } finally {

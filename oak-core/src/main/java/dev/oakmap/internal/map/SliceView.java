@@ -207,12 +207,7 @@ final class SliceView implements OakUnscopedBuffer {
 
     /** @return the exception for a read of a removed mapping, naming what this view shows */
     private DeletedMemoryAccessException deleted() {
-        return new DeletedMemoryAccessException(deletedMessage(what));
-    }
-
-    /** @return the message for a read of a removed mapping's {@code what} ("key" or "value") */
-    static String deletedMessage(String what) {
-        return "the " + what + " viewed by this buffer was removed from the map";
+        return new DeletedMemoryAccessException("the " + what + " viewed by this buffer was removed from the map");
     }
 
     @Override
