@@ -138,7 +138,11 @@ public final class Chunk {
 
     /** Compares {@code key} (prefix {@code kp}) with the key of entry {@code ei}. */
     public <K> int compareAt(K key, long kp, int ei, KeyOps<K> ops) {
-        return ops.compare(key, kp, keys[ei], prefixes[ei]);
+        long p = prefixes[ei];
+        if (kp != p) {
+            return Long.compareUnsigned(kp, p); // decided on-heap: the keys array is not touched
+        }
+        return ops.compare(key, keys[ei]);
     }
 
     /** @return the value reference of entry {@code ei}, read with acquire */

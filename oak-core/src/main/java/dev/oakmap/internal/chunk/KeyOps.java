@@ -68,17 +68,6 @@ public final class KeyOps<K> {
         return r;
     }
 
-    /**
-     * Compares a key object, whose prefix is {@code keyPrefix}, with a serialized key whose
-     * prefix is {@code refPrefix}: the on-heap prefixes first, the off-heap bytes only on a tie.
-     */
-    public int compare(K key, long keyPrefix, long keyRef, long refPrefix) {
-        if (keyPrefix != refPrefix) {
-            return Long.compareUnsigned(keyPrefix, refPrefix);
-        }
-        return compare(key, keyRef);
-    }
-
     /** @return the comparator's order-preserving prefix of {@code key} */
     public long prefix(K key) {
         return comparator.keyPrefix(key);

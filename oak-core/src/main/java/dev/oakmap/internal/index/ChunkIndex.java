@@ -21,11 +21,7 @@ public final class ChunkIndex {
     /** One immutable version of the index: the chunks and, beside them, their min-key prefixes. */
     private record Snapshot(Chunk[] chunks, long[] prefixes) {
         static Snapshot of(Chunk[] chunks) {
-            long[] p = new long[chunks.length];
-            for (int i = 0; i < chunks.length; i++) {
-                p[i] = chunks[i].minPrefix;
-            }
-            return new Snapshot(chunks, p);
+            return new Snapshot(chunks, prefixesOf(chunks));
         }
     }
 
@@ -83,16 +79,33 @@ public final class ChunkIndex {
      * the rebalancer only, under the map's lock.
      */
     public void replace(Chunk[] old, Chunk[] replacements) {
-        Chunk[] a = snapshot.chunks;
+        Snapshot s = snapshot;
+        Chunk[] a = s.chunks;
         int at = indexOf(a, old[0]);
         if (at < 0) {
             throw new IllegalStateException("rebalanced chunk missing from the index");
         }
-        Chunk[] b = new Chunk[a.length - old.length + replacements.length];
-        System.arraycopy(a, 0, b, 0, at);
-        System.arraycopy(replacements, 0, b, at, replacements.length);
-        System.arraycopy(a, at + old.length, b, at + replacements.length, a.length - at - old.length);
-        snapshot = Snapshot.of(b); // volatile publication of the new snapshot
+        int tail = a.length - at - old.length;
+        int n = a.length - old.length + replacements.length;
+        Chunk[] chunks = new Chunk[n];
+        long[] prefixes = new long[n];
+        // the prefixes are copied like the chunks: reading every chunk's minPrefix again would
+        // cost a cache miss per chunk of the whole map on every rebalance
+        System.arraycopy(a, 0, chunks, 0, at);
+        System.arraycopy(s.prefixes, 0, prefixes, 0, at);
+        System.arraycopy(replacements, 0, chunks, at, replacements.length);
+        System.arraycopy(prefixesOf(replacements), 0, prefixes, at, replacements.length);
+        System.arraycopy(a, at + old.length, chunks, at + replacements.length, tail);
+        System.arraycopy(s.prefixes, at + old.length, prefixes, at + replacements.length, tail);
+        snapshot = new Snapshot(chunks, prefixes); // volatile publication of the new snapshot
+    }
+
+    private static long[] prefixesOf(Chunk[] chunks) {
+        long[] p = new long[chunks.length];
+        for (int i = 0; i < chunks.length; i++) {
+            p[i] = chunks[i].minPrefix;
+        }
+        return p;
     }
 
     /** Drops every chunk (when the map is closed), keeping one empty chunk so lookups stay safe. */
@@ -106,7 +119,9 @@ public final class ChunkIndex {
         int lo = 1, hi = a.length - 1, found = 0; // a[0] covers everything below a[1]
         while (lo <= hi) {
             int mid = (lo + hi) >>> 1;
-            int c = ops.compare(key, kp, a[mid].minKey, p[mid]);
+            long mp = p[mid];
+            // the chunk object is read only on a prefix tie: the search touches the two arrays
+            int c = kp != mp ? Long.compareUnsigned(kp, mp) : ops.compare(key, a[mid].minKey);
             if (c > 0 || (c == 0 && inclusive)) {
                 found = mid;
                 lo = mid + 1;
