@@ -883,4 +883,13 @@ public final class InternalOakMap<K, V> {
 
     /** @return the number of chunks (for tests and diagnostics) */
     public int chunkCount() { return index.size(); }
+
+    /** @return the entry slots of all chunks, taken or free (for tests and diagnostics) */
+    public long slotCount() {
+        long slots = 0;
+        for (Chunk c : index.snapshot()) {
+            slots += c.capacity();
+        }
+        return slots;
+    }
 }

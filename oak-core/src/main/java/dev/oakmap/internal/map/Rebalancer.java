@@ -26,7 +26,11 @@ import java.util.function.BooleanSupplier;
  *     and copied too, to merge the two.
  * <li><b>Build</b> replacement chunks, each filled to about {@link #FILL} of capacity with a
  *     fully sorted prefix. The first inherits {@code C}'s minimum key, so the ranges of the
- *     chunks around them do not change.
+ *     chunks around them do not change. A chunk that only grew at its end (keys arriving in
+ *     increasing order) is treated differently, since the next keys will land past it too: it is
+ *     rebuilt whole, with room to grow, until it nears capacity; then all but its last entries
+ *     are packed into a chunk with almost no spare slots, and the last ones start the chunk that
+ *     takes the appends. Ordered ingestion so leaves chunks full rather than two-thirds full.
  * <li><b>Release</b> the old chunks, then <b>link</b> the replacements: the last one points to the
  *     old successor, the predecessor (found in the index) points to the first, and the index
  *     snapshot is replaced. Releasing first guarantees that no operation reaches the new chunks
@@ -57,6 +61,12 @@ final class Rebalancer {
     private final int capacity;
     private final double ratio;
     private final BooleanSupplier closed;
+    /**
+     * Scratch buffers of one rebalance, reused by the next (rebalances run one at a time, under
+     * {@link #lock}): allocating and zeroing them anew cost as much as building the chunks.
+     */
+    private final Entries liveBuffer = new Entries(16);
+    private final Entries droppedBuffer = new Entries(16);
 
     /**
      * @param hazards keys that scans read in place: deleted only once no scan protects them
@@ -111,20 +121,23 @@ final class Rebalancer {
     }
 
     private void doRebalance(Chunk c) {
-        Entries live = new Entries(capacity);
-        Entries dropped = keys.reclaims() ? new Entries(16) : null;
+        Entries live = liveBuffer.clear();
+        Entries dropped = keys.reclaims() ? droppedBuffer.clear() : null;
         Chunk[] engaged = {c};
         c.freeze();
         Chunk[] replacements;
         try {
-            copyLive(c, live, dropped);
+            boolean appended = copyLive(c, live, dropped);
             Chunk n = c.nextChunk;
             if (n != null && live.size < capacity / 4) {
                 engaged = new Chunk[] {c, n};
                 n.freeze();
                 copyLive(n, live, dropped);
+                appended = false;
             }
-            replacements = build(c.minKey, c.minPrefix, live);
+            replacements = appended && live.size > capacity - appendRoom()
+                    ? buildPacked(c.minKey, c.minPrefix, live)
+                    : build(c.minKey, c.minPrefix, live, appended ? 1 : pieces(live.size));
         } catch (RuntimeException | Error e) {
             for (Chunk x : engaged) {
                 x.unfreeze(); // nothing was replaced: leave the map as it was (e.g. closed mid-copy)
@@ -181,10 +194,21 @@ final class Rebalancer {
      * reference it holds is live, except, rarely, one removed through the chunk {@code c} was
      * copied from, which is harmless (a dead reference reads as absent and is dropped by a later
      * compaction). This keeps ingestion-only rebalances off the value slices entirely.
+     *
+     * @return true if {@code c} was built with sorted entries and the entries linked since lie
+     *     after all of them, but for at most one in nine: the chunk grew at its end, as it does
+     *     when keys arrive in increasing order (timestamps, sequence numbers)
      */
-    private void copyLive(Chunk c, Entries out, Entries dropped) {
+    private boolean copyLive(Chunk c, Entries out, Entries dropped) {
         boolean check = c.removals() > 0;
+        int linkedSince = 0; // entries linked after the build, met so far
+        int inside = 0;      // of those, the ones met before the last sorted entry
         for (int ei = c.nextEntry(Chunk.NONE); ei != Chunk.NONE; ei = c.nextEntry(ei)) {
+            if (c.isSorted(ei)) {
+                inside = linkedSince;
+            } else {
+                linkedSince++;
+            }
             long v = c.valueRef(ei);
             if (v != Refs.NULL && (!check || values.isLive(v))) {
                 out.add(c.keyRef(ei), c.prefix(ei), v);
@@ -192,11 +216,43 @@ final class Rebalancer {
                 dropped.add(c.keyRef(ei), 0, Refs.NULL);
             }
         }
+        int after = linkedSince - inside;
+        // a few stragglers inside are tolerated: concurrent appenders do not arrive in exact order
+        return c.sortedCount() > 0 && after > 0 && inside <= after / 8;
     }
 
-    private Chunk[] build(long minKey, long minPrefix0, Entries live) {
+    /** @return how many replacement chunks {@code total} entries make, each about {@link #FILL} full */
+    private int pieces(int total) {
+        return Math.max(1, (int) Math.ceil(total / (capacity * FILL)));
+    }
+
+    /**
+     * Entries an appended-to chunk keeps for the appends still to come: at least a quarter of the
+     * capacity, so that it never becomes a candidate for merging (see {@link #doRebalance}).
+     */
+    private int appendRoom() {
+        return Math.max(1, capacity / 4);
+    }
+
+    /**
+     * Replacements for a chunk that only grew at its end: all but the last {@link #appendRoom()}
+     * entries go into one chunk with almost no spare slots, since the appends that filled it
+     * will go on past its range; the rest start a chunk that takes them.
+     */
+    private Chunk[] buildPacked(long minKey, long minPrefix, Entries live) {
+        int split = live.size - appendRoom();
+        int spare = Math.max(1, Math.min(16, capacity / 16)); // for a few out-of-order stragglers
+        Chunk left = new Chunk(minKey, minPrefix, Math.min(capacity, split + spare),
+                live.keys, live.prefixes, live.values, 0, split);
+        Chunk right = new Chunk(live.keys[split], live.prefixes[split],
+                slotsFor(live.size - split, capacity, ratio), live.keys, live.prefixes, live.values, split,
+                live.size - split);
+        left.nextChunk = right;
+        return new Chunk[] {left, right};
+    }
+
+    private Chunk[] build(long minKey, long minPrefix0, Entries live, int pieces) {
         int total = live.size;
-        int pieces = Math.max(1, (int) Math.ceil(total / (capacity * FILL)));
         Chunk[] out = new Chunk[pieces];
         for (int p = 0; p < pieces; p++) {
             int from = (int) ((long) total * p / pieces);
@@ -222,6 +278,12 @@ final class Rebalancer {
             keys = new long[initial];
             prefixes = new long[initial];
             values = new long[initial];
+        }
+
+        /** Empties the buffer, keeping its arrays. @return this */
+        Entries clear() {
+            size = 0;
+            return this;
         }
 
         boolean holdsKey(long k) {
