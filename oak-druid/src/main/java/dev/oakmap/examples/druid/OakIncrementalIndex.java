@@ -1,5 +1,6 @@
 package dev.oakmap.examples.druid;
 
+import dev.oakmap.MemoryScheme;
 import dev.oakmap.OakMap;
 import dev.oakmap.OakMapBuilder;
 import dev.oakmap.OakSerializer;
@@ -12,6 +13,9 @@ import java.util.Map;
  * The incremental index on an {@link OakMap}: keys and values off-heap, dictionaries on-heap.
  *
  * <ul>
+ *   <li><b>Memory</b>: {@link MemoryScheme#GROW_ONLY} for keys and values. The index never
+ *       removes a row; it grows until it is persisted and then closed, which returns all its
+ *       memory at once. Reclamation would buy nothing, and grow-only keys carry no header.</li>
  *   <li><b>Keys</b>: {@link RowKey}s serialized by {@link RowKeyCodec} (fixed width, byte-order
  *       comparable, with a time-based 64-bit prefix).</li>
  *   <li><b>Plain values</b>: the row's other columns ({@link PlainLayout}), inserted with
@@ -63,8 +67,11 @@ public final class OakIncrementalIndex extends AbstractIncrementalIndex {
         RowKeyCodec keys = new RowKeyCodec(schema.dimensionCount(), !schema.rollup(), schema.granularity());
         this.rollup = schema.rollup() ? new RollupLayout(schema) : null;
         OakSerializer<IncomingRow> values = schema.rollup() ? rollup : new PlainLayout(schema.extraMetrics());
+        // an incremental index only grows until it is persisted and dropped whole: nothing is ever
+        // removed, so no memory needs reclaiming while it lives (keys then need no header at all)
         this.facts = new OakMapBuilder<>(keys, values, keys).memoryCapacity(offHeapCapacity)
-                .chunkCapacity(chunkCapacity).rebalanceRatio(rebalanceRatio).build();
+                .chunkCapacity(chunkCapacity).rebalanceRatio(rebalanceRatio)
+                .keyMemory(MemoryScheme.GROW_ONLY).valueMemory(MemoryScheme.GROW_ONLY).build();
     }
 
     /** @return the size of every value (plain row or aggregate slot), in bytes */
