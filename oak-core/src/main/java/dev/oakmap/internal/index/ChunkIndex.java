@@ -48,8 +48,9 @@ public final class ChunkIndex {
 
     /** @return the chunk just before {@code c} in the current snapshot, or null if {@code c} is first or absent */
     public Chunk before(Chunk c) {
-        Chunk[] a = snapshot.chunks;
-        int i = indexOf(a, c);
+        Snapshot s = snapshot;
+        Chunk[] a = s.chunks;
+        int i = indexOf(s, c);
         return i > 0 ? a[i - 1] : null;
     }
 
@@ -81,7 +82,7 @@ public final class ChunkIndex {
     public void replace(Chunk[] old, Chunk[] replacements) {
         Snapshot s = snapshot;
         Chunk[] a = s.chunks;
-        int at = indexOf(a, old[0]);
+        int at = indexOf(s, old[0]);
         if (at < 0) {
             throw new IllegalStateException("rebalanced chunk missing from the index");
         }
@@ -132,8 +133,31 @@ public final class ChunkIndex {
         return found;
     }
 
-    private static int indexOf(Chunk[] a, Chunk c) {
-        for (int i = 0; i < a.length; i++) { // rare path: rebalances and chunk boundaries of descending scans
+    /**
+     * @return the position of {@code c} in snapshot {@code s}, or -1. Chunks are in key order, so
+     *     their min-key prefixes are non-decreasing (unsigned): a binary search finds the first
+     *     chunk with {@code c}'s prefix, and only chunks sharing it are compared by identity
+     *     (all chunks are, as a last resort, if that fails).
+     */
+    private static int indexOf(Snapshot s, Chunk c) {
+        Chunk[] a = s.chunks;
+        long[] p = s.prefixes;
+        long target = c.minPrefix;
+        int lo = 0, hi = a.length; // first position whose prefix is >= target
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (Long.compareUnsigned(p[mid], target) < 0) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        for (int i = lo; i < a.length && p[i] == target; i++) {
+            if (a[i] == c) {
+                return i;
+            }
+        }
+        for (int i = 0; i < a.length; i++) { // absent, or prefixes that break their contract
             if (a[i] == c) {
                 return i;
             }
