@@ -94,8 +94,10 @@ public final class ChunkIndex {
         // cost a cache miss per chunk of the whole map on every rebalance
         System.arraycopy(a, 0, chunks, 0, at);
         System.arraycopy(s.prefixes, 0, prefixes, 0, at);
-        System.arraycopy(replacements, 0, chunks, at, replacements.length);
-        System.arraycopy(prefixesOf(replacements), 0, prefixes, at, replacements.length);
+        for (int i = 0; i < replacements.length; i++) {
+            chunks[at + i] = replacements[i];
+            prefixes[at + i] = replacements[i].minPrefix;
+        }
         System.arraycopy(a, at + old.length, chunks, at + replacements.length, tail);
         System.arraycopy(s.prefixes, at + old.length, prefixes, at + replacements.length, tail);
         snapshot = new Snapshot(chunks, prefixes); // volatile publication of the new snapshot

@@ -715,10 +715,13 @@ public final class Cursor<K, V> {
         requireCurrent();
         if (keys.reclaims()) {
             // a view that outlives the step needs its own copy (in place, the key is protected: it validates)
-            byte[] own = keysInPlace ? keys.copy(curKey, new byte[0], copyLength) : Arrays.copyOf(keyCopy, keyCopyLength);
-            int length = keysInPlace ? copyLength[0] : keyCopyLength;
             ScanKeyView view = new ScanKeyView(map, null);
-            view.position(MemorySegment.ofArray(own), 0, length);
+            if (keysInPlace) {
+                byte[] own = keys.copy(curKey, new byte[0], copyLength);
+                view.position(MemorySegment.ofArray(own), 0, copyLength[0]);
+            } else {
+                view.position(MemorySegment.ofArray(Arrays.copyOf(keyCopy, keyCopyLength)), 0, keyCopyLength);
+            }
             return view;
         }
         return new SliceView(map, keys.slices(), curKey, "key");
