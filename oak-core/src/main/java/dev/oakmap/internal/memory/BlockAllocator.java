@@ -25,8 +25,17 @@ import java.util.concurrent.atomic.LongAdder;
  * the map, which the version check of the value managers relies on: a stale reference always
  * finds a header (with a newer version), never somebody's payload.
  *
- * <p><b>Accounting.</b> {@link #reservedBytes()} (blocks held) and {@link #usedBytes()} (slices
- * live) are maintained incrementally and cost a few loads to read.
+ * <p><b>Mapping ahead.</b> Once a map is growing (it holds two blocks or more), each new block is
+ * followed by the mapping of a <em>spare</em> one on a background thread, pages faulted in, so
+ * the writer that exhausts the current block takes a ready one instead of waiting for the kernel
+ * to zero 64 MiB (tens to hundreds of milliseconds where the host backs guest memory lazily).
+ * The spare counts as reserved from the moment its mapping starts and is mapped only within the
+ * capacity, so at most one block more than needed is held, and only by a map that grew. A writer
+ * that needs a block while the spare is still being mapped waits for it (releasing the lock);
+ * {@link #close()} waits for it too, then releases it with the others.
+ *
+ * <p><b>Accounting.</b> {@link #reservedBytes()} (blocks held, the spare included) and
+ * {@link #usedBytes()} (slices live) are maintained incrementally and cost a few loads to read.
  */
 public final class BlockAllocator {
 
@@ -48,6 +57,10 @@ public final class BlockAllocator {
     private final AtomicLong reserved = new AtomicLong();
     private volatile Region current;
     private volatile boolean closed;
+    /** A block mapped ahead for the next region, or null. Guarded by this. */
+    private Block spare;
+    /** True while a background thread maps the spare (already counted as reserved). Guarded by this. */
+    private boolean spareInFlight;
 
     /** The part of a block being carved by the bump pointer: {@code [top, limit)}. */
     private record Region(Block block, AtomicLong top, long limit) {}
@@ -125,6 +138,11 @@ public final class BlockAllocator {
         }
         closed = true;
         current = null;
+        awaitSpare();
+        if (spare != null) {
+            pool.release(spare);
+            spare = null;
+        }
         for (Block b : owned) {
             pool.release(b);
         }
@@ -192,19 +210,43 @@ public final class BlockAllocator {
     }
 
     private synchronized void newRegion(Region exhausted, long bytes) {
+        awaitSpare();
         if (closed) {
             throw new dev.oakmap.OakClosedException();
         }
         if (current != exhausted) {
             return; // another thread already switched blocks
         }
+        Block block = takeSpare(bytes);
+        if (block == null) {
+            block = mapBlock(bytes);
+            if (block == null) {
+                return; // a salvaged free slice became the region
+            }
+        }
+        owned.add(block);
+        segments[block.id] = block.segment;
+        current = new Region(block, new AtomicLong(), block.size());
+        if (owned.size() >= 2) {
+            mapSpareAhead();
+        }
+    }
+
+    /**
+     * Maps a block for a slice of {@code bytes} now, on this thread, or salvages a free slice at
+     * capacity.
+     *
+     * @return the block, counted as reserved; null if a salvaged slice was installed instead
+     * @throws OakOutOfMemoryException if neither fits
+     */
+    private Block mapBlock(long bytes) {
         long room = capacity - reserved.get();
         long size = Math.min(Math.max(blockSize, bytes), room & ~7L);
         if (size < bytes) {
             if (!salvage(bytes)) {
                 throw new OakOutOfMemoryException(capacity, bytes);
             }
-            return;
+            return null;
         }
         if (size > Refs.MAX_BLOCK_SIZE) {
             throw new IllegalArgumentException("a single slice of " + bytes + " bytes exceeds the largest block");
@@ -214,10 +256,77 @@ public final class BlockAllocator {
         // kernel zeroing instead of a page fault on the writing thread every few slices (ingesting
         // 1M Druid rows of 300 B: 1.57-1.74 s without, 1.17-1.22 s with).
         Block block = pool.allocate(size, !owned.isEmpty());
-        owned.add(block);
-        segments[block.id] = block.segment;
         reserved.addAndGet(size);
-        current = new Region(block, new AtomicLong(), block.size());
+        return block;
+    }
+
+    /**
+     * @return the spare block if it can hold {@code bytes}, taken; otherwise null, and a spare
+     *     too small for this (oversized) slice is released so that its room counts again
+     */
+    private Block takeSpare(long bytes) {
+        Block b = spare;
+        spare = null;
+        if (b != null && b.size() < bytes) {
+            pool.release(b);
+            reserved.addAndGet(-b.size());
+            b = null;
+        }
+        return b;
+    }
+
+    /** Waits, releasing the lock, until no spare is being mapped. Call holding the lock. */
+    private void awaitSpare() {
+        boolean interrupted = false;
+        while (spareInFlight) {
+            try {
+                wait();
+            } catch (InterruptedException e) {
+                interrupted = true; // the mapping ends soon; keep the interrupt for the caller
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Starts mapping a spare block on a background thread, if there is none yet and it fits in
+     * the capacity. Call holding the lock. The spare is counted as reserved from now on, so the
+     * capacity holds while it is in flight.
+     */
+    private void mapSpareAhead() {
+        if (spare != null || spareInFlight || closed || capacity - reserved.get() < blockSize) {
+            return;
+        }
+        spareInFlight = true;
+        reserved.addAndGet(blockSize);
+        try {
+            Thread.ofPlatform().daemon().name("oak-block-ahead").start(() -> depositSpare(blockSize));
+        } catch (Throwable t) { // no thread to be had: the next block is mapped on demand, as before
+            spareInFlight = false;
+            reserved.addAndGet(-blockSize);
+        }
+    }
+
+    /** The background half of {@link #mapSpareAhead}: maps the block and hands it over. */
+    private void depositSpare(long size) {
+        Block b = null;
+        try {
+            b = pool.allocate(size, true);
+        } catch (Throwable t) {
+            // the OS refused, or no block id was free: the writer that needs a block will map it and
+            // get the error itself
+        }
+        synchronized (this) {
+            spareInFlight = false;
+            if (b == null) {
+                reserved.addAndGet(-size);
+            } else {
+                spare = b; // close() waits for this and releases it
+            }
+            notifyAll();
+        }
     }
 
     /**

@@ -115,6 +115,46 @@ class BlockPoolTest {
         }
     }
 
+    /**
+     * A growing allocator maps its next block ahead, in the background, within its capacity; the
+     * writer takes that block when it needs one, and close releases it, even while it is mapped.
+     */
+    @Test
+    void growingAllocatorMapsItsNextBlockAheadWithinCapacity() throws InterruptedException {
+        BlockPool pool = new BlockPool();
+        long block = 1 << 16;
+        BlockAllocator a = new BlockAllocator(pool, block, 4 * block);
+        try {
+            a.allocate(block, BlockAllocator.Kind.VALUE);
+            assertEquals(block, a.reservedBytes(), "one block: not growing yet, nothing mapped ahead");
+            a.allocate(block, BlockAllocator.Kind.VALUE);
+            assertEquals(3 * block, a.reservedBytes(), "the second block starts the mapping of a spare");
+            awaitPoolReserved(pool, 3 * block);
+            long third = a.allocate(block, BlockAllocator.Kind.VALUE);
+            assertEquals(0, Refs.offset(third), "the spare became the third block");
+            a.allocate(block, BlockAllocator.Kind.VALUE);
+            assertEquals(4 * block, a.reservedBytes(), "no spare beyond the capacity");
+            assertThrows(dev.oakmap.OakOutOfMemoryException.class, () -> a.allocate(8, BlockAllocator.Kind.VALUE));
+        } finally {
+            a.close();
+        }
+        assertEquals(0, pool.reservedBytes());
+        for (int round = 0; round < 20; round++) { // close while the spare is being mapped
+            BlockAllocator b = new BlockAllocator(pool, block, 16 * block);
+            b.allocate(block, BlockAllocator.Kind.KEY);
+            b.allocate(block, BlockAllocator.Kind.KEY);
+            b.close();
+            assertEquals(0, pool.reservedBytes(), "round " + round + ": close released the spare too");
+        }
+    }
+
+    private static void awaitPoolReserved(BlockPool pool, long bytes) throws InterruptedException {
+        for (int i = 0; i < 2000 && pool.reservedBytes() != bytes; i++) {
+            Thread.sleep(5);
+        }
+        assertEquals(bytes, pool.reservedBytes(), "the spare was mapped in the background");
+    }
+
     @Test
     void allocatorThrowsAtCapacityAndReusesFreedSpace() {
         BlockPool pool = new BlockPool();
