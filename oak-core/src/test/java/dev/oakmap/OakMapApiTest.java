@@ -664,6 +664,36 @@ class OakMapApiTest {
         assertThrows(DeletedMemoryAccessException.class, () -> view.getInt(0));
     }
 
+    /**
+     * The value views a scan hands out start their first read from the scan's own liveness check
+     * of the value; an in-place update or a removal after that check must still be seen.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void scannedValueViewsFollowUpdatesAndRemovalsAfterTheScanReachedThem(boolean stream) {
+        OakMap<Integer, String> m = newMap();
+        OakZeroCopyMap<Integer, String> zc = m.zc();
+        IntStream.range(0, 10).forEach(i -> m.put(i, "v" + i + "aaa"));
+        int n = 0;
+        for (Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer> e : stream ? zc.entryStreamSet() : zc.entrySet()) {
+            int k = e.getKey().getInt(0);
+            OakUnscopedBuffer v = e.getValue();
+            assertTrue(zc.computeIfPresent(k, w -> w.put(0, (byte) 'w')), "key " + k);
+            assertEquals('w', (char) v.get(0), "the update after the scan reached key " + k);
+            assertEquals("w" + k + "aaa", str(v));
+            if (k % 2 == 0) {
+                assertTrue(zc.remove(k));
+                assertThrows(DeletedMemoryAccessException.class, () -> v.get(1), "removed after the scan reached " + k);
+                assertThrows(DeletedMemoryAccessException.class, () -> v.getInt(0));
+            } else {
+                assertEquals("w" + k + "aaa", str(v), "and read again");
+            }
+            n++;
+        }
+        assertEquals(10, n);
+        assertEquals(List.of(1, 3, 5, 7, 9), new ArrayList<>(m.keySet()));
+    }
+
     @Test
     void zcSetsAndStreamSets() {
         OakMap<Integer, String> m = newMap();

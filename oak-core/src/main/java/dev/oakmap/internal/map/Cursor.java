@@ -78,6 +78,8 @@ public final class Cursor<K, V> {
 
     private long curKey = Refs.NULL;
     private long curValue = Refs.NULL;
+    /** A read token of {@link #curValue} (see {@link SliceManager#liveToken}), or NO_TOKEN. */
+    private long curToken = SliceManager.NO_TOKEN;
     private int curEi;
     private Chunk curChunk;
 
@@ -578,6 +580,12 @@ public final class Cursor<K, V> {
         touchGathered();
     }
 
+    /**
+     * The read token of the value {@link #liveValue} last found live ({@link SliceManager#liveToken}):
+     * the user's first read of the current value starts from it instead of reading the header again.
+     */
+    private long liveToken = SliceManager.NO_TOKEN;
+
     /** Returned by {@link #liveValue} when the chunk was replaced and the key must be looked up again. */
     private static final long RESEEK = -1L;
 
@@ -589,7 +597,12 @@ public final class Cursor<K, V> {
     private long liveValue(Chunk c, int ei) {
         while (true) {
             long v = c.valueRef(ei);
-            if (v == Refs.NULL || map.values().isLive(v)) {
+            if (v == Refs.NULL) {
+                return v;
+            }
+            long token = map.values().liveToken(v);
+            if (token != SliceManager.GONE) {
+                liveToken = token;
                 return v;
             }
             if (c.isReleased()) {
@@ -613,11 +626,12 @@ public final class Cursor<K, V> {
         curEi = ei;
         curKey = k;
         curValue = v;
+        curToken = liveToken;
         if (reusableKey != null) {
             positionReusableKey();
         }
         if (reusableValue != null) {
-            reusableValue.position(v);
+            reusableValue.position(v, curToken);
         }
     }
 
@@ -730,7 +744,9 @@ public final class Cursor<K, V> {
     /** @return a new unscoped view of the current value */
     public OakUnscopedBuffer valueView() {
         requireCurrent();
-        return new SliceView(map, map.values(), curValue, "value");
+        SliceView view = new SliceView(map, map.values(), curValue, "value");
+        view.position(curValue, curToken);
+        return view;
     }
 
     /** @return one view object per cursor, repositioned on the current key at each advance */
@@ -748,6 +764,7 @@ public final class Cursor<K, V> {
         requireCurrent();
         if (reusableValue == null) {
             reusableValue = new SliceView(map, map.values(), curValue, "value");
+            reusableValue.position(curValue, curToken);
         }
         return reusableValue;
     }

@@ -25,6 +25,13 @@ final class SliceView implements OakUnscopedBuffer {
     private final SliceManager values;
     private final String what;
     private long ref;
+    /**
+     * A read token of {@link #ref} that still validated at the last read, to start the next read
+     * with instead of {@link SliceManager#readBegin}; {@link SliceManager#NO_TOKEN} if none. Given
+     * by a scan's liveness check ({@link SliceManager#liveToken}), dropped at the first read that
+     * fails validation.
+     */
+    private long token = SliceManager.NO_TOKEN;
 
     /**
      * @param slices the manager of the slice (the map's keys or values)
@@ -38,16 +45,35 @@ final class SliceView implements OakUnscopedBuffer {
     }
 
     void position(long ref) {
+        position(ref, SliceManager.NO_TOKEN);
+    }
+
+    /** @param token a read token of {@code ref} from {@link SliceManager#liveToken}, or NO_TOKEN */
+    void position(long ref, long token) {
         this.ref = ref;
+        this.token = token;
     }
 
     private long begin() {
         map.checkOpen();
-        long h = values.readBegin(ref);
+        long h = token;
+        if (h != SliceManager.NO_TOKEN) {
+            return h;
+        }
+        h = values.readBegin(ref);
         if (h == SliceManager.GONE) {
             throw deleted();
         }
         return h;
+    }
+
+    /** Ends a read begun with {@code h}: true if it validated; otherwise the token is dropped. */
+    private boolean end(long h) {
+        if (values.readEnd(ref, h)) {
+            return true;
+        }
+        token = SliceManager.NO_TOKEN;
+        return false;
     }
 
     /**
@@ -64,7 +90,7 @@ final class SliceView implements OakUnscopedBuffer {
 
     /** Called when a bound check failed: throws if the check was made on consistent data. */
     private void outOfBounds(long h, int index, int size) {
-        if (values.readEnd(ref, h)) {
+        if (end(h)) {
             throw new IndexOutOfBoundsException("index " + index + " size " + size + " out of a " + what + " of "
                     + capacity() + " bytes");
         }
@@ -76,7 +102,7 @@ final class SliceView implements OakUnscopedBuffer {
             while (true) {
                 long h = begin();
                 int len = values.length(ref);
-                if (values.readEnd(ref, h)) return len;
+                if (end(h)) return len;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -92,7 +118,7 @@ final class SliceView implements OakUnscopedBuffer {
                 long at = at(index, 1);
                 if (at < 0) { outOfBounds(h, index, 1); continue; }
                 byte v = s.get(ValueLayout.JAVA_BYTE, at);
-                if (values.readEnd(ref, h)) return v;
+                if (end(h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -108,7 +134,7 @@ final class SliceView implements OakUnscopedBuffer {
                 long at = at(index, 2);
                 if (at < 0) { outOfBounds(h, index, 2); continue; }
                 char v = s.get(Layouts.CHAR, at);
-                if (values.readEnd(ref, h)) return v;
+                if (end(h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -124,7 +150,7 @@ final class SliceView implements OakUnscopedBuffer {
                 long at = at(index, 2);
                 if (at < 0) { outOfBounds(h, index, 2); continue; }
                 short v = s.get(Layouts.SHORT, at);
-                if (values.readEnd(ref, h)) return v;
+                if (end(h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -140,7 +166,7 @@ final class SliceView implements OakUnscopedBuffer {
                 long at = at(index, 4);
                 if (at < 0) { outOfBounds(h, index, 4); continue; }
                 int v = s.get(Layouts.INT, at);
-                if (values.readEnd(ref, h)) return v;
+                if (end(h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -156,7 +182,7 @@ final class SliceView implements OakUnscopedBuffer {
                 long at = at(index, 8);
                 if (at < 0) { outOfBounds(h, index, 8); continue; }
                 long v = s.get(Layouts.LONG, at);
-                if (values.readEnd(ref, h)) return v;
+                if (end(h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -183,7 +209,7 @@ final class SliceView implements OakUnscopedBuffer {
                 long at = at(index, length);
                 if (at < 0) { outOfBounds(h, index, length); continue; }
                 MemorySegment.copy(s, ValueLayout.JAVA_BYTE, at, dst, offset, length);
-                if (values.readEnd(ref, h)) return;
+                if (end(h)) return;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);

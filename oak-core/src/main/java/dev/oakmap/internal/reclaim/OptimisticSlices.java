@@ -130,6 +130,20 @@ public final class OptimisticSlices extends SliceManager {
         return liveFor((long) STATE.getAcquire(allocator.segment(ref), Refs.offset(ref)), ref);
     }
 
+    /**
+     * The state word, read with acquire as {@link #readBegin} reads it, is itself the token: any
+     * later read that re-reads the same word in {@link #readEnd} saw no write and no deletion since.
+     * A live state never equals {@link #GONE} or {@link #NO_TOKEN}: both have the DELETED bit set.
+     */
+    @Override
+    public long liveToken(long ref) {
+        long h = (long) STATE.getAcquire(allocator.segment(ref), Refs.offset(ref));
+        if (!liveFor(h, ref)) {
+            return GONE;
+        }
+        return writing(h) ? NO_TOKEN : h;
+    }
+
     @Override
     public long readBegin(long ref) {
         MemorySegment seg = allocator.segment(ref);

@@ -35,6 +35,9 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
     /** Returned by {@link #readBegin} and {@link #lockWrite} when the reference is not live. */
     public static final long GONE = -1L;
 
+    /** Returned by {@link #liveToken} for a live slice whose reads must start with {@link #readBegin}. */
+    public static final long NO_TOKEN = -2L;
+
     /** Size of a slice header, where there is one: an aligned 8-byte state word and a 4-byte length. */
     public static final int HEADER_BYTES = 12;
 
@@ -105,6 +108,19 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
 
     /** @return true if {@code ref} is live right now (a snapshot) */
     public abstract boolean isLive(long ref);
+
+    /**
+     * A liveness check whose result can also start a read: a scan checks each value it returns,
+     * and the user's first read of that value then skips its own {@link #readBegin}.
+     *
+     * @return {@link #GONE} if {@code ref} is not live; otherwise a token that a read may use in
+     *     place of {@link #readBegin}'s, by the calling thread or one it hands the token to with a
+     *     happens-before edge, or {@link #NO_TOKEN} if there is none (a writer holds the slice, or
+     *     the scheme's reads must begin with {@code readBegin}, as lock-based ones take a lock there)
+     */
+    public long liveToken(long ref) {
+        return isLive(ref) ? NO_TOKEN : GONE;
+    }
 
     /**
      * Takes the write lock of a live slice.
