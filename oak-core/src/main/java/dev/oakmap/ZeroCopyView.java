@@ -295,6 +295,17 @@ final class ZeroCopyView<K, V> implements OakZeroCopyMap<K, V> {
             }
             lookedAhead = false;
             canRemove = true;
+            StreamEntry se = streamEntry;
+            if (se != null && se.key != null) {
+                cursor.requireCurrent(); // closed since hasNext()? Say so here, as for the other kinds
+                return (E) se; // a stream's entry: its two reused views already follow the cursor
+            }
+            return element();
+        }
+
+        /** The element the cursor is on, for every kind but an already bound stream entry. */
+        @SuppressWarnings("unchecked")
+        private E element() {
             Object e;
             if (stream) {
                 e = switch (kind) {

@@ -923,6 +923,9 @@ class MisuseTest {
         for (int i = 0; i < 3; i++) {
             zcIt.next();
         }
+        Iterator<Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer>> zcLookedAhead = zc.entryStreamSet().iterator();
+        zcLookedAhead.next();
+        assertTrue(zcLookedAhead.hasNext(), "moved onto the second mapping before close");
         Iterator<OakUnscopedBuffer> zcKeyIt = zc.keySet().iterator();
         OakUnscopedBuffer keyView = zcKeyIt.next();
         OakUnscopedBuffer valueView = zc.get(10);
@@ -972,6 +975,8 @@ class MisuseTest {
                 descIt, 995));
         cases.put("zc stream iterator from before close", () -> assertIteratorClosed("zc entryStreamSet iterator",
                 zcIt, 997));
+        cases.put("zc stream iterator, hasNext() before close", () -> assertClosed("next() after hasNext()",
+                zcLookedAhead::next));
         cases.put("zc key iterator from before close", () -> assertIteratorClosed("zc keySet iterator",
                 zcKeyIt, 999));
         cases.put("value view from before close", () -> {

@@ -687,7 +687,11 @@ public final class Cursor<K, V> {
         keyCopyLength = copyLength[0];
     }
 
-    private void requireCurrent() {
+    /**
+     * @throws dev.oakmap.OakClosedException if the map was closed
+     * @throws IllegalStateException if the cursor is not on a mapping
+     */
+    public void requireCurrent() {
         map.checkOpen();
         if (curKey == Refs.NULL) {
             throw new IllegalStateException("cursor is not on a mapping");
