@@ -653,7 +653,8 @@ public final class Cursor<K, V> {
             reusableKey.position(keyCopySegment, 0, keyCopyLength);
         } else {
             SliceManager slices = keys.slices();
-            reusableKey.position(slices.segment(curKey), slices.dataOffset(curKey), slices.length(curKey));
+            MemorySegment segment = slices.segment(curKey);
+            reusableKey.position(segment, slices.dataOffset(curKey), slices.length(segment, curKey));
         }
     }
 

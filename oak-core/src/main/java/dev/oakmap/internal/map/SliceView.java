@@ -68,8 +68,8 @@ final class SliceView implements OakUnscopedBuffer {
     }
 
     /** Ends a read begun with {@code h}: true if it validated; otherwise the token is dropped. */
-    private boolean end(long h) {
-        if (values.readEnd(ref, h)) {
+    private boolean end(MemorySegment s, long h) {
+        if (values.readEnd(s, ref, h)) {
             return true;
         }
         token = SliceManager.NO_TOKEN;
@@ -80,8 +80,8 @@ final class SliceView implements OakUnscopedBuffer {
      * @return the offset of {@code [index, index + size)} in the segment, or -1 if out of the
      *     value's bounds (the length read is part of the optimistic read)
      */
-    private long at(int index, int size) {
-        int len = values.length(ref);
+    private long at(MemorySegment s, int index, int size) {
+        int len = values.length(s, ref);
         if (index < 0 || size > len || index > len - size) {
             return -1;
         }
@@ -89,8 +89,8 @@ final class SliceView implements OakUnscopedBuffer {
     }
 
     /** Called when a bound check failed: throws if the check was made on consistent data. */
-    private void outOfBounds(long h, int index, int size) {
-        if (end(h)) {
+    private void outOfBounds(MemorySegment s, long h, int index, int size) {
+        if (end(s, h)) {
             throw new IndexOutOfBoundsException("index " + index + " size " + size + " out of a " + what + " of "
                     + capacity() + " bytes");
         }
@@ -99,10 +99,11 @@ final class SliceView implements OakUnscopedBuffer {
     @Override
     public int capacity() {
         try {
+            MemorySegment s = values.segment(ref);
             while (true) {
                 long h = begin();
-                int len = values.length(ref);
-                if (end(h)) return len;
+                int len = values.length(s, ref);
+                if (end(s, h)) return len;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -115,10 +116,10 @@ final class SliceView implements OakUnscopedBuffer {
             MemorySegment s = values.segment(ref);
             while (true) {
                 long h = begin();
-                long at = at(index, 1);
-                if (at < 0) { outOfBounds(h, index, 1); continue; }
+                long at = at(s, index, 1);
+                if (at < 0) { outOfBounds(s, h, index, 1); continue; }
                 byte v = s.get(ValueLayout.JAVA_BYTE, at);
-                if (end(h)) return v;
+                if (end(s, h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -131,10 +132,10 @@ final class SliceView implements OakUnscopedBuffer {
             MemorySegment s = values.segment(ref);
             while (true) {
                 long h = begin();
-                long at = at(index, 2);
-                if (at < 0) { outOfBounds(h, index, 2); continue; }
+                long at = at(s, index, 2);
+                if (at < 0) { outOfBounds(s, h, index, 2); continue; }
                 char v = s.get(Layouts.CHAR, at);
-                if (end(h)) return v;
+                if (end(s, h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -147,10 +148,10 @@ final class SliceView implements OakUnscopedBuffer {
             MemorySegment s = values.segment(ref);
             while (true) {
                 long h = begin();
-                long at = at(index, 2);
-                if (at < 0) { outOfBounds(h, index, 2); continue; }
+                long at = at(s, index, 2);
+                if (at < 0) { outOfBounds(s, h, index, 2); continue; }
                 short v = s.get(Layouts.SHORT, at);
-                if (end(h)) return v;
+                if (end(s, h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -163,10 +164,10 @@ final class SliceView implements OakUnscopedBuffer {
             MemorySegment s = values.segment(ref);
             while (true) {
                 long h = begin();
-                long at = at(index, 4);
-                if (at < 0) { outOfBounds(h, index, 4); continue; }
+                long at = at(s, index, 4);
+                if (at < 0) { outOfBounds(s, h, index, 4); continue; }
                 int v = s.get(Layouts.INT, at);
-                if (end(h)) return v;
+                if (end(s, h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -179,10 +180,10 @@ final class SliceView implements OakUnscopedBuffer {
             MemorySegment s = values.segment(ref);
             while (true) {
                 long h = begin();
-                long at = at(index, 8);
-                if (at < 0) { outOfBounds(h, index, 8); continue; }
+                long at = at(s, index, 8);
+                if (at < 0) { outOfBounds(s, h, index, 8); continue; }
                 long v = s.get(Layouts.LONG, at);
-                if (end(h)) return v;
+                if (end(s, h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -206,10 +207,10 @@ final class SliceView implements OakUnscopedBuffer {
             MemorySegment s = values.segment(ref);
             while (true) {
                 long h = begin();
-                long at = at(index, length);
-                if (at < 0) { outOfBounds(h, index, length); continue; }
+                long at = at(s, index, length);
+                if (at < 0) { outOfBounds(s, h, index, length); continue; }
                 MemorySegment.copy(s, ValueLayout.JAVA_BYTE, at, dst, offset, length);
-                if (end(h)) return;
+                if (end(s, h)) return;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);

@@ -84,7 +84,12 @@ public final class LockBasedSlices extends SliceManager {
 
     @Override
     public int length(long ref) {
-        return allocator.segment(ref).get(ValueLayout.JAVA_INT, Refs.offset(ref) + 8);
+        return length(allocator.segment(ref), ref);
+    }
+
+    @Override
+    public int length(MemorySegment segment, long ref) {
+        return segment.get(ValueLayout.JAVA_INT, Refs.offset(ref) + 8);
     }
 
     private static int version(long state) {

@@ -106,7 +106,12 @@ public final class OptimisticSlices extends SliceManager {
 
     @Override
     public int length(long ref) {
-        return allocator.segment(ref).get(ValueLayout.JAVA_INT, Refs.offset(ref) + 8);
+        return length(allocator.segment(ref), ref);
+    }
+
+    @Override
+    public int length(MemorySegment segment, long ref) {
+        return segment.get(ValueLayout.JAVA_INT, Refs.offset(ref) + 8);
     }
 
     private static int version(long state) {
@@ -162,8 +167,13 @@ public final class OptimisticSlices extends SliceManager {
 
     @Override
     public boolean readEnd(long ref, long token) {
+        return readEnd(allocator.segment(ref), ref, token);
+    }
+
+    @Override
+    public boolean readEnd(MemorySegment segment, long ref, long token) {
         VarHandle.acquireFence(); // the reads of the data happen before the re-read of the state
-        return (long) STATE.getOpaque(allocator.segment(ref), Refs.offset(ref)) == token;
+        return (long) STATE.getOpaque(segment, Refs.offset(ref)) == token;
     }
 
     @Override

@@ -100,6 +100,19 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
      */
     public abstract int length(long ref);
 
+    /**
+     * {@link #length(long)} for a caller that holds the slice's segment already (a view reading
+     * in a loop): one chain of dependent loads, from the manager to the block's segment, less.
+     */
+    public int length(MemorySegment segment, long ref) {
+        return length(ref);
+    }
+
+    /** {@link #readEnd(long, long)} for a caller that holds the slice's segment already. */
+    public boolean readEnd(MemorySegment segment, long ref, long token) {
+        return readEnd(ref, token);
+    }
+
     /** @return a token for {@link #readEnd}, or {@link #GONE} if {@code ref} is not live */
     public abstract long readBegin(long ref);
 
