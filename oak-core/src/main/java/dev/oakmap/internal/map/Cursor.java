@@ -58,6 +58,11 @@ import java.util.Arrays;
 public final class Cursor<K, V> {
     private final InternalOakMap<K, V> map;
     private final KeyOps<K> keys;
+    /** The map's value and key slice managers, held here to shorten the chain of loads per step. */
+    private final SliceManager valueSlices;
+    private final SliceManager keySlices;
+    /** The cursor keeps an on-heap copy of the current key: keys are reclaimed and not read in place. */
+    private boolean copiesKeys;
     private final K lo;
     private final long loPrefix;
     private final boolean loInclusive;
@@ -101,6 +106,9 @@ public final class Cursor<K, V> {
     Cursor(InternalOakMap<K, V> map, K lo, boolean loInclusive, K hi, boolean hiInclusive, boolean descending) {
         this.map = map;
         this.keys = map.keys();
+        this.valueSlices = map.values();
+        this.keySlices = keys.slices();
+        this.copiesKeys = keys.reclaims();
         this.lo = lo;
         this.loPrefix = lo == null ? 0 : keys.prefix(lo);
         this.loInclusive = loInclusive;
@@ -119,6 +127,7 @@ public final class Cursor<K, V> {
     public void readKeysInPlace() {
         if (!started && !keysInPlace && keys.reclaims()) {
             keysInPlace = true;
+            copiesKeys = false;
             hazard = map.keyHazards().register();
         }
     }
@@ -201,7 +210,7 @@ public final class Cursor<K, V> {
 
     /** @return true if the cursor keeps an on-heap copy of the current key */
     private boolean copiesKeys() {
-        return keys.reclaims() && !keysInPlace;
+        return copiesKeys;
     }
 
     // ---------------------------------------------------------------- ascending
@@ -526,8 +535,8 @@ public final class Cursor<K, V> {
     private void touchGathered() {
         long[] refs = gatheredRefs;
         int n = gathered;
-        SliceManager valueSlices = map.values();
-        SliceManager keySlices = keys.slices();
+        SliceManager valueSlices = this.valueSlices;
+        SliceManager keySlices = this.keySlices;
         // in-place keys are read only by the user, who may read only the start: touch that much
         // (with a copy, every line; with an upper bound, comparisons read the whole key anyway)
         long lastKeyByte = keysInPlace ? SliceManager.HEADER_BYTES
@@ -600,7 +609,7 @@ public final class Cursor<K, V> {
             if (v == Refs.NULL) {
                 return v;
             }
-            long token = map.values().liveToken(v);
+            long token = valueSlices.liveToken(v);
             if (token != SliceManager.GONE) {
                 liveToken = token;
                 return v;
@@ -652,9 +661,8 @@ public final class Cursor<K, V> {
         if (copiesKeys()) {
             reusableKey.position(keyCopySegment, 0, keyCopyLength);
         } else {
-            SliceManager slices = keys.slices();
-            MemorySegment segment = slices.segment(curKey);
-            reusableKey.position(segment, slices.dataOffset(curKey), slices.length(segment, curKey));
+            MemorySegment segment = keySlices.segment(curKey);
+            reusableKey.position(segment, keySlices.dataOffset(curKey), keySlices.length(segment, curKey));
         }
     }
 
