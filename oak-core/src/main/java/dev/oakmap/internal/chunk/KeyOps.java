@@ -53,8 +53,9 @@ public final class KeyOps<K> {
 
     /** Compares a key object with the serialized key {@code keyRef}. @throws StaleKeyException */
     public int compare(K key, long keyRef) {
+        MemorySegment seg = slices.segment(keyRef);
         long t = begin(keyRef);
-        SliceBuffer b = window(keyRef);
+        SliceBuffer b = window(seg, keyRef);
         int r = 0;
         Throwable failure = null;
         try {
@@ -64,7 +65,7 @@ public final class KeyOps<K> {
         } finally {
             b.close();
         }
-        end(keyRef, t, failure);
+        end(seg, keyRef, t, failure);
         return r;
     }
 
@@ -115,8 +116,9 @@ public final class KeyOps<K> {
 
     /** @return a deserialized copy of the key @throws StaleKeyException */
     public K read(long keyRef) {
+        MemorySegment seg = slices.segment(keyRef);
         long t = begin(keyRef);
-        SliceBuffer b = window(keyRef);
+        SliceBuffer b = window(seg, keyRef);
         K k = null;
         Throwable failure = null;
         try {
@@ -126,7 +128,7 @@ public final class KeyOps<K> {
         } finally {
             b.close();
         }
-        end(keyRef, t, failure);
+        end(seg, keyRef, t, failure);
         return k;
     }
 
@@ -137,8 +139,9 @@ public final class KeyOps<K> {
      * @throws StaleKeyException if the key was deleted
      */
     public byte[] copy(long keyRef, byte[] dst, int[] lengthOut) {
+        MemorySegment seg = slices.segment(keyRef);
         long t = begin(keyRef);
-        int len = slices.length(keyRef);
+        int len = slices.length(seg, keyRef);
         byte[] out = dst;
         Throwable failure = null;
         try {
@@ -148,12 +151,11 @@ public final class KeyOps<K> {
             if (out.length < len) {
                 out = new byte[Math.max(len, out.length * 2)];
             }
-            MemorySegment.copy(slices.segment(keyRef), java.lang.foreign.ValueLayout.JAVA_BYTE,
-                    slices.dataOffset(keyRef), out, 0, len);
+            MemorySegment.copy(seg, java.lang.foreign.ValueLayout.JAVA_BYTE, slices.dataOffset(keyRef), out, 0, len);
         } catch (Throwable e) {
             failure = e;
         }
-        end(keyRef, t, failure);
+        end(seg, keyRef, t, failure);
         lengthOut[0] = len;
         return out;
     }
@@ -171,8 +173,8 @@ public final class KeyOps<K> {
         return t;
     }
 
-    private void end(long keyRef, long token, Throwable failure) {
-        if (!slices.readEnd(keyRef, token)) {
+    private void end(MemorySegment seg, long keyRef, long token, Throwable failure) {
+        if (!slices.readEnd(seg, keyRef, token)) {
             throw StaleKeyException.INSTANCE;
         }
         if (failure != null) {
@@ -180,7 +182,7 @@ public final class KeyOps<K> {
         }
     }
 
-    private SliceBuffer window(long keyRef) {
-        return new SliceBuffer(slices.segment(keyRef), slices.dataOffset(keyRef), slices.length(keyRef), false);
+    private SliceBuffer window(MemorySegment seg, long keyRef) {
+        return new SliceBuffer(seg, slices.dataOffset(keyRef), slices.length(seg, keyRef), false);
     }
 }

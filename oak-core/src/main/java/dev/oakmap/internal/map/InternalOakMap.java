@@ -361,7 +361,8 @@ public final class InternalOakMap<K, V> {
         if (h == SliceManager.GONE) {
             return false;
         }
-        SliceBuffer b = new SliceBuffer(values.segment(ref), values.dataOffset(ref), values.length(ref), true);
+        MemorySegment seg = values.segment(ref);
+        SliceBuffer b = new SliceBuffer(seg, values.dataOffset(ref), values.length(seg, ref), true);
         try {
             computer.accept(b);
         } finally {
@@ -747,7 +748,8 @@ public final class InternalOakMap<K, V> {
     }
 
     private V readLocked(long ref, long lockedHeader) {
-        return Codec.read(valueSerializer, values.segment(ref), values.dataOffset(ref), values.length(ref));
+        MemorySegment seg = values.segment(ref);
+        return Codec.read(valueSerializer, seg, values.dataOffset(ref), values.length(seg, ref));
     }
 
     /**
@@ -771,7 +773,7 @@ public final class InternalOakMap<K, V> {
             }
             T r = null;
             Throwable failure = null;
-            b.open(seg, base, values.length(ref), false); // validated with the bytes
+            b.open(seg, base, values.length(seg, ref), false); // validated with the bytes
             try {
                 r = f.apply(b);
             } catch (Throwable e) {
@@ -779,7 +781,7 @@ public final class InternalOakMap<K, V> {
             } finally {
                 b.close();
             }
-            if (values.readEnd(ref, h)) {
+            if (values.readEnd(seg, ref, h)) {
                 if (failure != null) {
                     throw SliceManager.rethrow(failure);
                 }
