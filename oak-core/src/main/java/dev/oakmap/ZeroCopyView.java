@@ -270,8 +270,10 @@ final class ZeroCopyView<K, V> implements OakZeroCopyMap<K, V> {
 
         ZcIterator(Kind kind, boolean stream) {
             this.cursor = m.viewCursor();
-            if (stream && cursor != null) {
-                cursor.readKeysInPlace(); // no key copy per step: the reused key view reads the key slice
+            if (cursor != null) {
+                // no key copy per step: a stream's reused key view reads the protected key slice,
+                // and each key view of a plain iterator takes the one copy it needs itself
+                cursor.readKeysInPlace();
             }
             this.kind = kind;
             this.stream = stream;

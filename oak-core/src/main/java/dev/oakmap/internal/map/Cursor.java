@@ -44,10 +44,11 @@ import java.util.Arrays;
  * key views it hands out ({@link ScanKeyView}): they keep working after the mapping is removed,
  * and a scan over keys never fails because of a concurrent removal.
  *
- * <h2>Keys read in place (stream scans)</h2>
+ * <h2>Keys read in place (zero-copy scans)</h2>
  * The copy costs a full read of every key, the user's or not (at 1M pairs of 100-byte keys, about
- * a fifth of a scan step). A zero-copy stream scan asks for keys to be read in place instead
- * ({@link #readKeysInPlace}): no copy is taken. Before returning a mapping the cursor protects its
+ * a fifth of a scan step). Zero-copy iterators ask for keys to be read in place instead
+ * ({@link #readKeysInPlace}): no copy is taken, except the one a plain iterator's key view needs
+ * to outlive the step ({@link #keyView}). Before returning a mapping the cursor protects its
  * key with a hazard pointer and then checks that the key's chunk is not released
  * ({@link KeyHazards}); the rebalancer does not delete a protected key. The cursor's slot holds
  * two hazards, its current key and the one being taken, so the current key stays readable, by the
