@@ -24,6 +24,15 @@ import java.lang.invoke.VarHandle;
  * {@link #publish()} and {@link #unpublish()}; whether a value is present is decided by the value
  * header (see {@code SliceManager}), not by the entry alone.
  *
+ * <h2>Summary</h2>
+ * A binary search over 4,096 sorted prefixes touches about ten cache lines of the prefix array,
+ * most of them outside the core's caches in a large map. So a chunk also keeps a
+ * <em>summary</em>, the prefix of every {@link #SUMMARY_STRIDE}-th sorted entry: a sixteenth of
+ * the size, small enough that the summaries of a whole map stay in the L2 cache. A search first
+ * narrows its range with the summary, by prefix comparisons alone (strict ones: prefixes are
+ * monotone in key order but may tie), then finishes in a span of {@code SUMMARY_STRIDE} entries,
+ * two lines of prefixes. The sorted prefix never changes, so neither does the summary.
+ *
  * <h2>Freezing</h2>
  * {@code pending} counts published operations, with the {@link #FROZEN} bit on top. The
  * rebalancer sets the bit and waits for the count to drain; after that no value reference of this
@@ -42,6 +51,8 @@ public final class Chunk {
     private static final int FROZEN = 1 << 31;
     /** Size of the ring of recent list ends (a power of two). */
     private static final int ENDS = 8;
+    /** Sorted entries per summary element. */
+    static final int SUMMARY_STRIDE = 16;
 
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
     private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
@@ -68,6 +79,8 @@ public final class Chunk {
     private final int sortedCount;
     private final long[] keys;
     private final long[] prefixes;
+    /** The prefix of sorted entry {@code 1 + j * SUMMARY_STRIDE} at {@code j} (see the class comment). */
+    private final long[] summary;
     private final long[] values;
     private final int[] next;
 
@@ -107,6 +120,10 @@ public final class Chunk {
         System.arraycopy(srcKeys, from, keys, 1, count);
         System.arraycopy(srcPrefixes, from, prefixes, 1, count);
         System.arraycopy(srcValues, from, values, 1, count);
+        this.summary = new long[(count + SUMMARY_STRIDE - 1) / SUMMARY_STRIDE];
+        for (int j = 0; j < summary.length; j++) {
+            summary[j] = prefixes[1 + j * SUMMARY_STRIDE];
+        }
         for (int i = 0; i < count; i++) {
             next[i] = i + 1;
         }
@@ -172,6 +189,20 @@ public final class Chunk {
     /** {@link #floorSorted(Object, long, KeyOps)} among the sorted entries {@code 1..hi}. */
     private <K> int floorSorted(K key, long kp, int hi, KeyOps<K> ops) {
         int lo = 1, found = NONE;
+        if (hi > 2 * SUMMARY_STRIDE) {
+            // narrow [lo, hi] by the summary: an entry whose prefix is below kp has a smaller key
+            // (a floor candidate), one whose prefix is above kp a greater key (an upper bound)
+            int last = (hi - 1) / SUMMARY_STRIDE; // the summary elements of entries 1..hi
+            int below = lastSummaryBelow(kp, last);
+            if (below >= 0) {
+                found = 1 + below * SUMMARY_STRIDE;
+                lo = found + 1;
+            }
+            int above = firstSummaryAbove(kp, below + 1, last);
+            if (above <= last) {
+                hi = Math.min(hi, above * SUMMARY_STRIDE);
+            }
+        }
         while (lo <= hi) {
             int mid = (lo + hi) >>> 1;
             int c = compareAt(key, kp, mid, ops);
@@ -183,6 +214,36 @@ public final class Chunk {
                 lo = mid + 1;
             } else {
                 hi = mid - 1;
+            }
+        }
+        return found;
+    }
+
+    /** @return the greatest {@code j <= last} whose summary prefix is below {@code kp} (unsigned), or -1 */
+    private int lastSummaryBelow(long kp, int last) {
+        int lo = 0, hi = last, found = -1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            if (Long.compareUnsigned(summary[mid], kp) < 0) {
+                found = mid;
+                lo = mid + 1;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return found;
+    }
+
+    /** @return the least {@code j} in {@code [from, last]} whose summary prefix is above {@code kp}, or {@code last + 1} */
+    private int firstSummaryAbove(long kp, int from, int last) {
+        int lo = from, hi = last, found = last + 1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            if (Long.compareUnsigned(summary[mid], kp) > 0) {
+                found = mid;
+                hi = mid - 1;
+            } else {
+                lo = mid + 1;
             }
         }
         return found;
