@@ -9,8 +9,9 @@ import java.lang.invoke.VarHandle;
  * A chunk: the on-heap metadata of a contiguous key range {@code [minKey, next.minKey)}.
  *
  * <h2>Entries</h2>
- * Entries live in three parallel primitive arrays, indexed from 1 ({@code keys}, {@code values},
- * {@code next}); index 0 is the head of the entries' linked list and {@link #NONE} (0) also ends
+ * Entries live in primitive arrays, indexed from 1: {@code refs} holds each entry's key and value
+ * references side by side (a lookup that finds an entry reads both, and they share a cache line),
+ * {@code prefixes} and {@code next} one element per entry; index 0 is the head of the entries' linked list and {@link #NONE} (0) also ends
  * the list. The list links every published entry in increasing key order. When a chunk is created
  * (by a rebalance), its entries {@code 1..sortedCount} hold its keys in order, each linked to the
  * one after it, so this <em>sorted prefix</em> can be binary searched. Later insertions take the
@@ -77,11 +78,11 @@ public final class Chunk {
     public final long minPrefix;
     private final int capacity;
     private final int sortedCount;
-    private final long[] keys;
+    /** Key reference of entry {@code ei} at {@code 2 * ei}, its value reference at {@code 2 * ei + 1}. */
+    private final long[] refs;
     private final long[] prefixes;
     /** The prefix of sorted entry {@code 1 + j * SUMMARY_STRIDE} at {@code j} (see the class comment). */
     private final long[] summary;
-    private final long[] values;
     private final int[] next;
 
     private volatile int allocated;
@@ -113,13 +114,14 @@ public final class Chunk {
         this.minPrefix = minPrefix;
         this.capacity = capacity;
         this.sortedCount = count;
-        this.keys = new long[capacity + 1];
+        this.refs = new long[2 * (capacity + 1)];
         this.prefixes = new long[capacity + 1];
-        this.values = new long[capacity + 1];
         this.next = new int[capacity + 1];
-        System.arraycopy(srcKeys, from, keys, 1, count);
+        for (int i = 0; i < count; i++) {
+            refs[2 * (i + 1)] = srcKeys[from + i];
+            refs[2 * (i + 1) + 1] = srcValues[from + i];
+        }
         System.arraycopy(srcPrefixes, from, prefixes, 1, count);
-        System.arraycopy(srcValues, from, values, 1, count);
         this.summary = new long[(count + SUMMARY_STRIDE - 1) / SUMMARY_STRIDE];
         for (int j = 0; j < summary.length; j++) {
             summary[j] = prefixes[1 + j * SUMMARY_STRIDE];
@@ -148,7 +150,7 @@ public final class Chunk {
     public int allocatedCount() { return Math.min(allocated, capacity); }
 
     /** @return the key reference of entry {@code ei} (immutable once linked) */
-    public long keyRef(int ei) { return keys[ei]; }
+    public long keyRef(int ei) { return refs[2 * ei]; }
 
     /** @return the comparator prefix of the key of entry {@code ei} */
     public long prefix(int ei) { return prefixes[ei]; }
@@ -157,20 +159,20 @@ public final class Chunk {
     public <K> int compareAt(K key, long kp, int ei, KeyOps<K> ops) {
         long p = prefixes[ei];
         if (kp != p) {
-            return Long.compareUnsigned(kp, p); // decided on-heap: the keys array is not touched
+            return Long.compareUnsigned(kp, p); // decided on-heap: the refs array is not touched
         }
-        return ops.compare(key, keys[ei]);
+        return ops.compare(key, refs[2 * ei]);
     }
 
     /** @return the value reference of entry {@code ei}, read with acquire */
-    public long valueRef(int ei) { return (long) LONGS.getAcquire(values, ei); }
+    public long valueRef(int ei) { return (long) LONGS.getAcquire(refs, 2 * ei + 1); }
 
     /** @return the successor of entry {@code ei} (or of the head, for {@link #NONE}), read with acquire */
     public int nextEntry(int ei) { return (int) INTS.getAcquire(next, ei); }
 
     /** CAS of an entry's value reference; the caller must have {@linkplain #publish() published}. */
     public boolean casValue(int ei, long expected, long update) {
-        return LONGS.compareAndSet(values, ei, expected, update);
+        return LONGS.compareAndSet(refs, 2 * ei + 1, expected, update);
     }
 
     /** @return true if {@code ei} belongs to the sorted prefix */
@@ -354,7 +356,7 @@ public final class Chunk {
      * @return {@code ei} if it was linked, otherwise the existing entry for the key
      */
     public <K> int link(int ei, long keyRef, K key, long kp, KeyOps<K> ops) {
-        keys[ei] = keyRef; // published by the linking CAS below
+        refs[2 * ei] = keyRef; // published by the linking CAS below
         prefixes[ei] = kp;
         int prev = startPoint(key, kp, ops);
         if (prev < 0) {
