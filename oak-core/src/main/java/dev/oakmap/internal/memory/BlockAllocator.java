@@ -29,6 +29,7 @@ import java.util.concurrent.atomic.LongAdder;
  * followed by the mapping of a <em>spare</em> one on a background thread, pages faulted in, so
  * the writer that exhausts the current block takes a ready one instead of waiting for the kernel
  * to zero 64 MiB (tens to hundreds of milliseconds where the host backs guest memory lazily).
+ * Blocks smaller than {@link #MAP_AHEAD_MIN_BLOCK} are cheap to map and are not worth a thread.
  * The spare counts as reserved from the moment its mapping starts and is mapped only within the
  * capacity, so at most one block more than needed is held, and only by a map that grew. A writer
  * that needs a block while the spare is still being mapped waits for it (releasing the lock);
@@ -43,6 +44,8 @@ public final class BlockAllocator {
     public enum Kind { KEY, VALUE }
 
     private static final int SMALL_CLASSES = 1 << 13; // exact lists for sizes up to 64 KiB
+    /** Blocks smaller than this are mapped when needed: cheap to fault in, not worth a thread each. */
+    static final long MAP_AHEAD_MIN_BLOCK = 1L << 20;
 
     private final BlockPool pool;
     private final long blockSize;
@@ -296,7 +299,8 @@ public final class BlockAllocator {
      * capacity holds while it is in flight.
      */
     private void mapSpareAhead() {
-        if (spare != null || spareInFlight || closed || capacity - reserved.get() < blockSize) {
+        if (blockSize < MAP_AHEAD_MIN_BLOCK || spare != null || spareInFlight || closed
+                || capacity - reserved.get() < blockSize) {
             return;
         }
         spareInFlight = true;

@@ -122,7 +122,12 @@ class BlockPoolTest {
     @Test
     void growingAllocatorMapsItsNextBlockAheadWithinCapacity() throws InterruptedException {
         BlockPool pool = new BlockPool();
-        long block = 1 << 16;
+        long block = BlockAllocator.MAP_AHEAD_MIN_BLOCK;
+        BlockAllocator small = new BlockAllocator(pool, block / 2, 8 * block);
+        small.allocate(block / 2, BlockAllocator.Kind.VALUE);
+        small.allocate(block / 2, BlockAllocator.Kind.VALUE);
+        assertEquals(block, small.reservedBytes(), "blocks below the threshold are never mapped ahead");
+        small.close();
         BlockAllocator a = new BlockAllocator(pool, block, 4 * block);
         try {
             a.allocate(block, BlockAllocator.Kind.VALUE);
