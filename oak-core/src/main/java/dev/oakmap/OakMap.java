@@ -901,8 +901,9 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
 
     /**
      * @return bytes of off-heap memory this map currently holds (the blocks it took from the pool),
-     *     whether or not they are in use; the whole map's figure, even when called on a view. May
-     *     be called after {@link #close()}, to check that the memory was returned.
+     *     whether or not they are in use, including the one spare block a growing map maps ahead
+     *     (within its capacity); the whole map's figure, even when called on a view. May be called
+     *     after {@link #close()}, to check that the memory was returned.
      */
     public long memoryReserved() {
         return internal.offHeapReservedBytes();
