@@ -93,7 +93,7 @@ public final class Cursor<K, V> {
     private SliceView reusableValue;
 
     /** With reclaimed keys: an on-heap copy of the current key (and a spare for the next one). */
-    private byte[] keyCopy = new byte[0];
+    private byte[] keyCopy = NO_BYTES;
     private MemorySegment keyCopySegment = MemorySegment.ofArray(keyCopy);
     private byte[] spareCopy = new byte[64];
     private MemorySegment spareSegment = MemorySegment.ofArray(spareCopy);
@@ -615,6 +615,9 @@ public final class Cursor<K, V> {
      */
     private long liveToken = SliceManager.NO_TOKEN;
 
+    /** An empty array: a key copy into it takes a new array of the key's exact length. */
+    private static final byte[] NO_BYTES = new byte[0];
+
     /** Returned by {@link #liveValue} when the chunk was replaced and the key must be looked up again. */
     private static final long RESEEK = -1L;
 
@@ -764,7 +767,7 @@ public final class Cursor<K, V> {
             // a view that outlives the step needs its own copy (in place, the key is protected: it validates)
             ScanKeyView view = new ScanKeyView(map, null);
             if (keysInPlace) {
-                byte[] own = keys.copy(curKey, new byte[0], copyLength);
+                byte[] own = keys.copy(curKey, NO_BYTES, copyLength); // a new array of the key's length
                 view.position(MemorySegment.ofArray(own), 0, copyLength[0]);
             } else {
                 view.position(MemorySegment.ofArray(Arrays.copyOf(keyCopy, keyCopyLength)), 0, keyCopyLength);
