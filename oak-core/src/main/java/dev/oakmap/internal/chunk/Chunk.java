@@ -11,7 +11,8 @@ import java.lang.invoke.VarHandle;
  * <h2>Entries</h2>
  * Entries live in primitive arrays, indexed from 1: {@code refs} holds each entry's key and value
  * references side by side (a lookup that finds an entry reads both, and they share a cache line),
- * {@code prefixes} and {@code next} one element per entry; index 0 is the head of the entries' linked list and {@link #NONE} (0) also ends
+ * {@code prefixes} and {@code next} one element per entry. Index 0 is the head of the entries'
+ * linked list and {@link #NONE} (0) also ends
  * the list. The list links every published entry in increasing key order. When a chunk is created
  * (by a rebalance), its entries {@code 1..sortedCount} hold its keys in order, each linked to the
  * one after it, so this <em>sorted prefix</em> can be binary searched. Later insertions take the
@@ -236,7 +237,10 @@ public final class Chunk {
         return found;
     }
 
-    /** @return the least {@code j} in {@code [from, last]} whose summary prefix is above {@code kp}, or {@code last + 1} */
+    /**
+     * @return the least {@code j} in {@code [from, last]} whose summary prefix is above {@code kp}
+     *     (unsigned), or {@code last + 1}
+     */
     private int firstSummaryAbove(long kp, int from, int last) {
         int lo = from, hi = last, found = last + 1;
         while (lo <= hi) {

@@ -198,7 +198,7 @@ public final class Cursor<K, V> {
 
     /** @return a deserialized copy of the last key returned (from the on-heap copy if keys are copied) */
     private K lastKey() {
-        if (copiesKeys()) {
+        if (copiesKeys) {
             return keys.readCopy(keyCopy, keyCopyLength);
         }
         try {
@@ -207,11 +207,6 @@ public final class Cursor<K, V> {
             // in place, the current key is protected: it cannot be deleted (and re-locating must not retry)
             throw new IllegalStateException("the key a scan is on was reclaimed", e);
         }
-    }
-
-    /** @return true if the cursor keeps an on-heap copy of the current key */
-    private boolean copiesKeys() {
-        return copiesKeys;
     }
 
     // ---------------------------------------------------------------- ascending
@@ -649,7 +644,7 @@ public final class Cursor<K, V> {
     // ---------------------------------------------------------------- current mapping
 
     private void setCurrent(Chunk c, int ei, long k, long v) {
-        if (copiesKeys()) {
+        if (copiesKeys) {
             copyKey(k); // may throw StaleKeyException: then nothing changed
         } else if (keysInPlace) {
             protect(c, k);
@@ -681,7 +676,7 @@ public final class Cursor<K, V> {
 
     /** Positions the reusable key view on the current key: its copy, or its protected slice. */
     private void positionReusableKey() {
-        if (copiesKeys()) {
+        if (copiesKeys) {
             reusableKey.position(keyCopySegment, 0, keyCopyLength);
         } else {
             MemorySegment segment = keySlices.segment(curKey);
@@ -774,13 +769,13 @@ public final class Cursor<K, V> {
             }
             return view;
         }
-        return new SliceView(map, keys.slices(), curKey, "key");
+        return new SliceView(map, keySlices, curKey, "key");
     }
 
     /** @return a new unscoped view of the current value */
     public OakUnscopedBuffer valueView() {
         requireCurrent();
-        SliceView view = new SliceView(map, map.values(), curValue, "value");
+        SliceView view = new SliceView(map, valueSlices, curValue, "value");
         view.position(curValue, curToken);
         return view;
     }
@@ -799,7 +794,7 @@ public final class Cursor<K, V> {
     public OakUnscopedBuffer reusableValueView() {
         requireCurrent();
         if (reusableValue == null) {
-            reusableValue = new SliceView(map, map.values(), curValue, "value");
+            reusableValue = new SliceView(map, valueSlices, curValue, "value");
             reusableValue.position(curValue, curToken);
         }
         return reusableValue;

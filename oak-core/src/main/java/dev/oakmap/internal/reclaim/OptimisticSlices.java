@@ -132,7 +132,7 @@ public final class OptimisticSlices extends SliceManager {
 
     @Override
     public boolean isLive(long ref) {
-        return liveFor((long) STATE.getAcquire(allocator.segment(ref), Refs.offset(ref)), ref);
+        return liveToken(ref) != GONE;
     }
 
     /**
