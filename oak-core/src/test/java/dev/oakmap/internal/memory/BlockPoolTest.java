@@ -153,6 +153,30 @@ class BlockPoolTest {
         }
     }
 
+    /**
+     * A writer that needs a block while the spare is still being mapped waits for it: with the
+     * capacity taken by the in-flight spare, mapping a block of its own would fail.
+     */
+    @Test
+    void writerWaitsForTheSpareBeingMapped() {
+        BlockPool pool = new BlockPool();
+        long block = BlockAllocator.MAP_AHEAD_MIN_BLOCK;
+        for (int round = 0; round < 20; round++) {
+            BlockAllocator a = new BlockAllocator(pool, block, 3 * block);
+            try {
+                a.allocate(block, BlockAllocator.Kind.VALUE);
+                a.allocate(block, BlockAllocator.Kind.VALUE); // starts mapping the third block as a spare
+                long third = a.allocate(block, BlockAllocator.Kind.VALUE); // most rounds: while it is in flight
+                assertEquals(0, Refs.offset(third), "round " + round + ": the third slice got the spare");
+                assertEquals(3 * block, a.reservedBytes());
+                assertThrows(dev.oakmap.OakOutOfMemoryException.class, () -> a.allocate(8, BlockAllocator.Kind.VALUE));
+            } finally {
+                a.close();
+            }
+            assertEquals(0, pool.reservedBytes());
+        }
+    }
+
     private static void awaitPoolReserved(BlockPool pool, long bytes) throws InterruptedException {
         for (int i = 0; i < 2000 && pool.reservedBytes() != bytes; i++) {
             Thread.sleep(5);
