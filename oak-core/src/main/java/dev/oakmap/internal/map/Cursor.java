@@ -554,7 +554,7 @@ public final class Cursor<K, V> {
         SliceManager keySlices = this.keySlices;
         // in-place keys are read only by the user, who may read only the start: touch that much
         // (with a copy, every line; with an upper bound, comparisons read the whole key anyway)
-        long lastKeyByte = keysInPlace ? SliceManager.HEADER_BYTES
+        long lastKeyByte = keysInPlace ? keySlices.headerBytes()
                 : Math.min(keys.typicalSpan(), KEY_TOUCH_LIMIT) - 1;
         long sink = 0;
         for (int i = 0; i < n; i += 2) {

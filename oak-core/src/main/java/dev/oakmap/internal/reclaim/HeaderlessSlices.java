@@ -20,6 +20,8 @@ public final class HeaderlessSlices extends SliceManager {
 
     @Override public boolean reclaims() { return false; }
 
+    @Override public int headerBytes() { return 0; }
+
     @Override
     public long sliceBytes(int length) {
         return Refs.align8(Math.max(8, length));

@@ -10,9 +10,10 @@ import java.lang.invoke.VarHandle;
 
 /**
  * Slices with a versioned header, optimistic (seqlock-style) readers and CAS-locked writers: the
- * {@link MemoryScheme#NOVA} scheme when built with a {@link Nova} reclaimer, and the
+ * {@link MemoryScheme#NOVA} scheme for values when built with a {@link Nova} reclaimer, and the
  * {@link MemoryScheme#GROW_ONLY} scheme for values when built without one (deleted slices are
- * then never reused).
+ * then never reused). Keys, never written once published, have a smaller header under Nova
+ * ({@link ImmutableSlices}).
  *
  * <h2>Layout</h2>
  * A slice is a 12-byte header followed by the data, {@code align8(12 + length)} bytes in all,

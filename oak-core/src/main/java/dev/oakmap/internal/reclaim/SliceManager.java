@@ -30,7 +30,7 @@ import java.lang.foreign.MemorySegment;
  * </ul>
  * Subclasses say which memory orderings make each step safe.
  */
-public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSlices, HeaderlessSlices {
+public abstract sealed class SliceManager permits OptimisticSlices, ImmutableSlices, LockBasedSlices, HeaderlessSlices {
 
     /** Returned by {@link #readBegin} and {@link #lockWrite} when the reference is not live. */
     public static final long GONE = -1L;
@@ -38,7 +38,10 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
     /** Returned by {@link #liveToken} for a live slice whose reads must start with {@link #readBegin}. */
     public static final long NO_TOKEN = -2L;
 
-    /** Size of a slice header, where there is one: an aligned 8-byte state word and a 4-byte length. */
+    /**
+     * Size of a slice header that holds a state word and a length apart: an aligned 8-byte state
+     * word, then a 4-byte length. Immutable and header-less slices have smaller headers.
+     */
     public static final int HEADER_BYTES = 12;
 
     private static final int SPINS_BEFORE_YIELD = 128;
@@ -63,7 +66,9 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
                     ? new HeaderlessSlices(allocator, kind)
                     : new OptimisticSlices(allocator, kind, null);
             case LOCK_BASED -> new LockBasedSlices(allocator, kind);
-            case NOVA -> new OptimisticSlices(allocator, kind, new Nova(allocator, kind));
+            case NOVA -> kind == BlockAllocator.Kind.KEY
+                    ? new ImmutableSlices(allocator, kind, new Nova(allocator, kind))
+                    : new OptimisticSlices(allocator, kind, new Nova(allocator, kind));
         };
     }
 
@@ -72,6 +77,11 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
 
     /** @return true if deleted slices may be reused while the map lives (so stale reads can happen) */
     public abstract boolean reclaims();
+
+    /** @return bytes before the data in every slice of this manager */
+    public int headerBytes() {
+        return HEADER_BYTES;
+    }
 
     /** @return bytes a slice holding {@code length} bytes of data occupies */
     public abstract long sliceBytes(int length);
