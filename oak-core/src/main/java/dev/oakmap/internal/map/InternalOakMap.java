@@ -79,6 +79,11 @@ public final class InternalOakMap<K, V> {
     private final Rebalancer rebalancer;
     private final LongAdder size = new LongAdder();
     private volatile boolean closed;
+    /**
+     * Whether scans look ahead ({@link #scansLookAhead}). A hint, written after rebalances and
+     * read by new cursors with no ordering: a stale value costs speed, never correctness.
+     */
+    private boolean scansLookAhead = Cursor.LOOK_AHEAD_FROM <= 0;
 
     public InternalOakMap(OakSerializer<K> keySerializer, OakSerializer<V> valueSerializer,
                           OakComparator<K> comparator, long memoryCapacity, long blockSize,
@@ -671,7 +676,7 @@ public final class InternalOakMap<K, V> {
             if (c.isFrozen()) {
                 rebalancer.awaitRebalance();
             } else {
-                rebalancer.rebalance(c);
+                rebalance(c);
             }
             return -1;
         }
@@ -717,7 +722,7 @@ public final class InternalOakMap<K, V> {
     private void inserted(Chunk c) {
         size.increment();
         if (c.needsReorganization() && !c.isFrozen()) {
-            rebalancer.rebalance(c);
+            rebalance(c);
         }
     }
 
@@ -725,8 +730,25 @@ public final class InternalOakMap<K, V> {
         size.decrement();
         c.countRemoval();
         if (c.needsCompaction() && !c.isFrozen()) {
-            rebalancer.rebalance(c);
+            rebalance(c);
         }
+    }
+
+    /**
+     * Rebalances {@code c}, then decides again whether scans look ahead: the map's size changes
+     * little between two rebalances, so this is where the decision is refreshed.
+     */
+    private void rebalance(Chunk c) {
+        rebalancer.rebalance(c);
+        scansLookAhead = allocator.usedBytes() >= Cursor.LOOK_AHEAD_FROM;
+    }
+
+    /**
+     * @return whether new scans should touch the slices of entries ahead of them: only when the
+     *     map's off-heap data outgrows the caches (see {@link Cursor#LOOK_AHEAD_FROM})
+     */
+    boolean scansLookAhead() {
+        return scansLookAhead;
     }
 
     private long prepareValue(V value) {
