@@ -5,8 +5,9 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * One large off-heap region, owned by its own shared {@link Arena} so that it can be unmapped
- * (returned to the operating system) on its own. Mapped with huge-page advice where native
- * access is enabled ({@link NativeMemory}), else allocated by the arena. Every access to it goes through
+ * (returned to the operating system) on its own. Mapped with {@code mmap}, and later collapsed
+ * into huge pages, where native access is enabled ({@link NativeMemory}), else allocated by the
+ * arena. Every access to it goes through
  * {@link #segment}, which is bounds-checked: a bad offset is an exception, never a crash, and an
  * access after the block was freed fails with {@link IllegalStateException}.
  */
@@ -28,6 +29,14 @@ public final class Block {
     /** @return the block size in bytes */
     public long size() {
         return segment.byteSize();
+    }
+
+    /**
+     * Turns the block's pages into huge pages (see {@link NativeMemory#collapse}); slow. The caller
+     * must keep the block from being freed meanwhile.
+     */
+    void collapseToHugePages() {
+        NativeMemory.collapse(segment);
     }
 
     /** Unmaps the block. Concurrent readers then get {@link IllegalStateException}. */

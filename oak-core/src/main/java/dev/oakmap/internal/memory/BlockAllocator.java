@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BooleanSupplier;
 
 /**
  * The off-heap allocator of one map: hands out 8-aligned slices of blocks taken from a
@@ -34,6 +35,13 @@ import java.util.concurrent.atomic.LongAdder;
  * capacity, so at most one block more than needed is held, and only by a map that grew. A writer
  * that needs a block while the spare is still being mapped waits for it (releasing the lock);
  * {@link #close()} waits for it too, then releases it with the others.
+ *
+ * <p><b>Huge pages.</b> Blocks are faulted in as small pages, which is quick, and turned into huge
+ * pages once full ({@link Block#collapseToHugePages}), which is slow (see {@link NativeMemory}).
+ * The background thread started when a block is installed (after mapping a spare, if it maps
+ * one) collapses, one at a time, every block that is full and not collapsed yet: all owned blocks
+ * but the last, the one being carved. Writers never wait for it. At most one thread collapses at
+ * a time; {@link #close()} waits for it before releasing blocks.
  *
  * <p><b>Accounting.</b> {@link #reservedBytes()} (blocks held, the spare included) and
  * {@link #usedBytes()} (slices live) are maintained incrementally and cost a few loads to read.
@@ -64,6 +72,10 @@ public final class BlockAllocator {
     private Block spare;
     /** True while a background thread maps the spare (already counted as reserved). Guarded by this. */
     private boolean spareInFlight;
+    /** True while a background thread collapses full blocks into huge pages. Guarded by this. */
+    private boolean collapsing;
+    /** How many of the first {@link #owned} blocks were handed to the collapsing thread. Guarded by this. */
+    private int collapsed;
 
     /** The part of a block being carved by the bump pointer: {@code [top, limit)}. */
     private record Region(Block block, AtomicLong top, long limit) {}
@@ -141,7 +153,7 @@ public final class BlockAllocator {
         }
         closed = true;
         current = null;
-        awaitSpare();
+        awaitBackground();
         if (spare != null) {
             pool.release(spare);
             spare = null;
@@ -230,9 +242,7 @@ public final class BlockAllocator {
         owned.add(block);
         segments[block.id] = block.segment;
         current = new Region(block, new AtomicLong(), block.size());
-        if (owned.size() >= 2) {
-            mapSpareAhead();
-        }
+        startBackgroundWork();
     }
 
     /**
@@ -280,12 +290,26 @@ public final class BlockAllocator {
 
     /** Waits, releasing the lock, until no spare is being mapped. Call holding the lock. */
     private void awaitSpare() {
+        awaitWhile(() -> spareInFlight);
+    }
+
+    /** Waits, releasing the lock, until no background thread maps or collapses. Call holding the lock. */
+    private void awaitBackground() {
+        awaitWhile(() -> spareInFlight || collapsing);
+    }
+
+    /** For tests: waits until no background thread maps or collapses. */
+    synchronized void awaitBackgroundWork() {
+        awaitBackground();
+    }
+
+    private void awaitWhile(BooleanSupplier busy) {
         boolean interrupted = false;
-        while (spareInFlight) {
+        while (busy.getAsBoolean()) {
             try {
                 wait();
             } catch (InterruptedException e) {
-                interrupted = true; // the mapping ends soon; keep the interrupt for the caller
+                interrupted = true; // background work ends soon; keep the interrupt for the caller
             }
         }
         if (interrupted) {
@@ -294,26 +318,46 @@ public final class BlockAllocator {
     }
 
     /**
-     * Starts mapping a spare block on a background thread, if there is none yet and it fits in
-     * the capacity. Call holding the lock. The spare is counted as reserved from now on, so the
-     * capacity holds while it is in flight.
+     * Starts a background thread, if there is work for one: mapping a spare block (if there is
+     * none yet, the map is growing and the spare fits in the capacity) and collapsing full blocks
+     * into huge pages (if no thread does yet). Call holding the lock. The spare is counted as
+     * reserved from now on, so the capacity holds while it is in flight.
      */
-    private void mapSpareAhead() {
-        if (blockSize < MAP_AHEAD_MIN_BLOCK || spare != null || spareInFlight || closed
-                || capacity - reserved.get() < blockSize) {
+    private void startBackgroundWork() {
+        if (blockSize < MAP_AHEAD_MIN_BLOCK || closed) {
             return;
         }
-        spareInFlight = true;
-        reserved.addAndGet(blockSize);
+        boolean map = owned.size() >= 2 && spare == null && !spareInFlight && capacity - reserved.get() >= blockSize;
+        boolean collapse = !collapsing && collapsed < owned.size() - 1;
+        if (!map && !collapse) {
+            return;
+        }
+        if (map) {
+            spareInFlight = true;
+            reserved.addAndGet(blockSize);
+        }
+        collapsing |= collapse;
         try {
-            Thread.ofPlatform().daemon().name("oak-block-ahead").start(() -> depositSpare(blockSize));
-        } catch (Throwable t) { // no thread to be had: the next block is mapped on demand, as before
-            spareInFlight = false;
-            reserved.addAndGet(-blockSize);
+            Thread.ofPlatform().daemon().name("oak-block-ahead").start(() -> {
+                if (map) {
+                    depositSpare(blockSize);
+                }
+                if (collapse) {
+                    collapseFullBlocks();
+                }
+            });
+        } catch (Throwable t) { // no thread to be had: blocks are mapped on demand and stay small-paged
+            if (map) {
+                spareInFlight = false;
+                reserved.addAndGet(-blockSize);
+            }
+            if (collapse) {
+                collapsing = false;
+            }
         }
     }
 
-    /** The background half of {@link #mapSpareAhead}: maps the block and hands it over. */
+    /** The first half of the background work: maps the spare block and hands it over. */
     private void depositSpare(long size) {
         Block b = null;
         try {
@@ -330,6 +374,22 @@ public final class BlockAllocator {
                 spare = b; // close() waits for this and releases it
             }
             notifyAll();
+        }
+    }
+
+    /** Collapses full blocks, one at a time, until none is left or the allocator is closed. */
+    private void collapseFullBlocks() {
+        while (true) {
+            Block next;
+            synchronized (this) {
+                if (closed || collapsed >= owned.size() - 1) {
+                    collapsing = false;
+                    notifyAll();
+                    return;
+                }
+                next = owned.get(collapsed++);
+            }
+            next.collapseToHugePages(); // outside the lock: slow; close() waits for it
         }
     }
 

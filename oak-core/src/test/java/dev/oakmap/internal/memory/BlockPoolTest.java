@@ -70,37 +70,111 @@ class BlockPoolTest {
     }
 
     /**
-     * Where the kernel offers transparent huge pages on advice, a populated block gets them: the
-     * advice has to precede the faulting (it once came after {@code MAP_POPULATE} and took no effect).
+     * Blocks are faulted in as small pages, which are quick to get, and collapsed into huge pages
+     * on request. Skipped where the kernel has no transparent huge pages, or does not collapse on
+     * request (before Linux 6.1).
      */
     @Test
     @EnabledOnOs(OS.LINUX)
-    void populatedBlocksUseHugePagesWhereTheKernelOffersThem() throws IOException {
-        Path thp = Path.of("/sys/kernel/mm/transparent_hugepage/enabled");
-        assumeTrue(Files.exists(thp) && !Files.readString(thp).contains("[never]"), "no transparent huge pages here");
+    void blocksAreFaultedInAsSmallPagesAndCollapsedIntoHugeOnes() throws IOException {
+        assumeTrue(hugePagesOffered(), "no transparent huge pages here");
         BlockPool pool = new BlockPool();
-        long size = 64L << 20;
+        long size = 32L << 20;
         Block b = pool.allocate(size, true);
         try {
+            assertTrue(anonHugeBytes(b.segment.address()) < size / 4, "populated as small pages");
+            b.segment.set(ValueLayout.JAVA_LONG, size - 8, 42L);
+            b.collapseToHugePages();
             long huge = anonHugeBytes(b.segment.address());
-            assertTrue(huge >= size / 2, "most of a populated block is in huge pages: " + huge);
+            assumeTrue(huge > 0, "this kernel does not collapse on request");
+            assertTrue(huge >= size / 2, "most of a collapsed block is in huge pages: " + huge);
+            assertEquals(42L, b.segment.get(ValueLayout.JAVA_LONG, size - 8), "contents survive the collapse");
         } finally {
             pool.release(b);
         }
     }
 
-    /** The {@code AnonHugePages} of the mapping that starts at {@code address}, from /proc/self/smaps. */
+    /**
+     * A growing allocator collapses its full blocks in the background, all but the one being
+     * carved, and closing it waits for a collapse in progress.
+     */
+    @Test
+    @EnabledOnOs(OS.LINUX)
+    void fullBlocksAreCollapsedInTheBackground() throws IOException {
+        assumeTrue(hugePagesOffered(), "no transparent huge pages here");
+        BlockPool pool = new BlockPool();
+        Block probe = pool.allocate(4L << 20, true);
+        try {
+            probe.collapseToHugePages();
+            assumeTrue(anonHugeBytes(probe.segment.address()) > 0, "this kernel does not collapse on request");
+        } finally {
+            pool.release(probe);
+        }
+        long size = 8L << 20;
+        BlockAllocator a = new BlockAllocator(pool, size, 16 * size);
+        try {
+            long[] firsts = new long[4];
+            for (int i = 0; i < firsts.length; i++) {
+                firsts[i] = a.allocate(size, BlockAllocator.Kind.VALUE); // a block each
+            }
+            a.awaitBackgroundWork();
+            long[] addresses = new long[firsts.length];
+            for (int i = 0; i < firsts.length; i++) {
+                addresses[i] = a.segment(firsts[i]).address();
+            }
+            // adjacent blocks may share a mapping: count each mapping that holds one of them once
+            long huge = anonHugeBytesByMapping(addresses).values().stream().mapToLong(Long::longValue).sum();
+            assertTrue(huge >= 3 * size / 2, "the three full blocks are mostly huge pages: " + huge);
+            assertTrue(huge <= 3 * size, "the block being carved and the spare are not collapsed: " + huge);
+        } finally {
+            a.close();
+        }
+        assertEquals(0, pool.reservedBytes());
+        for (int round = 0; round < 10; round++) { // close while a collapse is in progress
+            BlockAllocator b = new BlockAllocator(pool, size, 16 * size);
+            b.allocate(size, BlockAllocator.Kind.KEY);
+            b.allocate(size, BlockAllocator.Kind.KEY);
+            b.close();
+            assertEquals(0, pool.reservedBytes(), "round " + round);
+        }
+    }
+
+    private static boolean hugePagesOffered() throws IOException {
+        Path thp = Path.of("/sys/kernel/mm/transparent_hugepage/enabled");
+        return Files.exists(thp) && !Files.readString(thp).contains("[never]");
+    }
+
+    /**
+     * The {@code AnonHugePages} of the mapping (the kernel's VMA) that contains {@code address},
+     * from /proc/self/smaps. Adjacent blocks mapped alike may share one.
+     */
     private static long anonHugeBytes(long address) throws IOException {
-        String start = Long.toHexString(address) + "-";
-        boolean inMapping = false;
+        return anonHugeBytesByMapping(address).values().stream().mapToLong(Long::longValue).sum();
+    }
+
+    /** The {@code AnonHugePages} of the mappings that contain the given addresses, by mapping start. */
+    private static java.util.Map<Long, Long> anonHugeBytesByMapping(long... addresses) throws IOException {
+        java.util.Map<Long, Long> found = new java.util.TreeMap<>();
+        Long inMapping = null;
         for (String line : Files.readAllLines(Path.of("/proc/self/smaps"))) {
             if (line.matches("^[0-9a-f]+-[0-9a-f]+ .*")) {
-                inMapping = line.startsWith(start);
-            } else if (inMapping && line.startsWith("AnonHugePages:")) {
-                return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                String[] range = line.substring(0, line.indexOf(' ')).split("-");
+                long lo = Long.parseUnsignedLong(range[0], 16);
+                long hi = Long.parseUnsignedLong(range[1], 16);
+                inMapping = null;
+                for (long a : addresses) {
+                    if (a >= lo && a < hi) {
+                        inMapping = lo;
+                    }
+                }
+            } else if (inMapping != null && line.startsWith("AnonHugePages:")) {
+                found.put(inMapping, Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024);
             }
         }
-        throw new IllegalStateException("no mapping starts at " + start);
+        if (found.isEmpty()) {
+            throw new IllegalStateException("no mapping holds " + java.util.Arrays.toString(addresses));
+        }
+        return found;
     }
 
     @Test
