@@ -40,8 +40,10 @@ import java.util.function.BooleanSupplier;
  * pages once full ({@link Block#collapseToHugePages}), which is slow (see {@link NativeMemory}).
  * The background thread started when a block is installed (after mapping a spare, if it maps
  * one) collapses, one at a time, every block that is full and not collapsed yet: all owned blocks
- * but the last, the one being carved. Writers never wait for it. At most one thread collapses at
- * a time; {@link #close()} waits for it before releasing blocks.
+ * but the last, the one being carved. It collapses only while the map has not grown by a block for
+ * {@link #QUIET_NANOS}, so that it leaves the cores to writers that ingest fast. Writers never wait
+ * for it. At most one thread collapses at a time; {@link #close()} waits for it before releasing
+ * blocks.
  *
  * <p><b>Accounting.</b> {@link #reservedBytes()} (blocks held, the spare included) and
  * {@link #usedBytes()} (slices live) are maintained incrementally and cost a few loads to read.
@@ -76,6 +78,10 @@ public final class BlockAllocator {
     private boolean collapsing;
     /** How many of the first {@link #owned} blocks were handed to the collapsing thread. Guarded by this. */
     private int collapsed;
+    /** When the last block was installed ({@link System#nanoTime}). Guarded by this. */
+    private long lastInstall = System.nanoTime();
+    /** How long the map must not have grown by a block before full blocks are collapsed. */
+    private static final long QUIET_NANOS = 100_000_000L;
 
     /** The part of a block being carved by the bump pointer: {@code [top, limit)}. */
     private record Region(Block block, AtomicLong top, long limit) {}
@@ -153,6 +159,7 @@ public final class BlockAllocator {
         }
         closed = true;
         current = null;
+        notifyAll(); // a collapsing thread waiting for quiet: stop
         awaitBackground();
         if (spare != null) {
             pool.release(spare);
@@ -242,6 +249,7 @@ public final class BlockAllocator {
         owned.add(block);
         segments[block.id] = block.segment;
         current = new Region(block, new AtomicLong(), block.size());
+        lastInstall = System.nanoTime();
         startBackgroundWork();
     }
 
@@ -291,6 +299,25 @@ public final class BlockAllocator {
     /** Waits, releasing the lock, until no spare is being mapped. Call holding the lock. */
     private void awaitSpare() {
         awaitWhile(() -> spareInFlight);
+    }
+
+    /**
+     * Waits, releasing the lock, until no block has been installed for {@link #QUIET_NANOS} or
+     * the allocator is closed. A collapse takes a core for a while; while the map grows fast its
+     * writers may need both cores. Call holding the lock.
+     */
+    private void awaitQuiet() {
+        while (!closed) {
+            long quietFor = System.nanoTime() - lastInstall;
+            if (quietFor >= QUIET_NANOS) {
+                return;
+            }
+            try {
+                wait(Math.max(1, (QUIET_NANOS - quietFor) / 1_000_000));
+            } catch (InterruptedException e) {
+                return; // a daemon's own interrupt: collapse now, and let the thread end
+            }
+        }
     }
 
     /** Waits, releasing the lock, until no background thread maps or collapses. Call holding the lock. */
@@ -382,6 +409,7 @@ public final class BlockAllocator {
         while (true) {
             Block next;
             synchronized (this) {
+                awaitQuiet();
                 if (closed || collapsed >= owned.size() - 1) {
                     collapsing = false;
                     notifyAll();
