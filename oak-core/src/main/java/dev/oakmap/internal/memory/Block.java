@@ -16,14 +16,20 @@ public final class Block {
     public final int id;
     /** The block's memory, 4 KiB aligned. */
     public final MemorySegment segment;
+    /** True if the block was mapped as small pages, to be collapsed into huge ones when full. */
+    final boolean smallPages;
     private final Arena arena;
 
-    /** @param populate fault the pages in now rather than on first use (see {@link NativeMemory#map}) */
-    Block(int id, long size, boolean populate) {
+    /**
+     * @param populate fault the pages in now rather than on first use
+     * @param huge map huge pages, rather than small ones to be collapsed later (see {@link NativeMemory#map})
+     */
+    Block(int id, long size, boolean populate, boolean huge) {
         this.id = id;
         this.arena = Arena.ofShared();
-        MemorySegment mapped = NativeMemory.map(size, arena, populate);
+        MemorySegment mapped = NativeMemory.map(size, arena, populate, huge);
         this.segment = mapped != null ? mapped : arena.allocate(size, 4096);
+        this.smallPages = mapped != null && !huge;
     }
 
     /** @return the block size in bytes */

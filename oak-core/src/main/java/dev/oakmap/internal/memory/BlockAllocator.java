@@ -33,17 +33,23 @@ import java.util.function.BooleanSupplier;
  * Blocks smaller than {@link #MAP_AHEAD_MIN_BLOCK} are cheap to map and are not worth a thread.
  * The spare counts as reserved from the moment its mapping starts and is mapped only within the
  * capacity, so at most one block more than needed is held, and only by a map that grew. A writer
- * that needs a block while the spare is still being mapped waits for it (releasing the lock);
- * {@link #close()} waits for it too, then releases it with the others.
+ * that needs a block while the spare is still being mapped, with no room for another block
+ * beside it, waits for it (releasing the lock); {@link #close()} waits for it too, then releases
+ * it with the others.
  *
- * <p><b>Huge pages.</b> Blocks are faulted in as small pages, which is quick, and turned into huge
- * pages once full ({@link Block#collapseToHugePages}), which is slow (see {@link NativeMemory}).
- * The background thread started when a block is installed (after mapping a spare, if it maps
- * one) collapses, one at a time, every block that is full and not collapsed yet: all owned blocks
- * but the last, the one being carved. It collapses only while the map has not grown by a block for
- * {@link #QUIET_NANOS}, so that it leaves the cores to writers that ingest fast. Writers never wait
- * for it. At most one thread collapses at a time; {@link #close()} waits for it before releasing
- * blocks.
+ * <p><b>Huge pages.</b> Huge pages make random access to a large map cheaper (fewer TLB misses),
+ * but where the host backs memory lazily they are slow to get, several times slower than small
+ * ones (see {@link NativeMemory}). So the page size follows the pace of growth. Spares are mapped
+ * as huge pages while they are ready before a writer needs them. A writer that needs a block
+ * while the spare is still being mapped, with room for another block beside it, does not wait:
+ * it maps a block of small pages itself, and later spares are mapped as small pages too, which
+ * keep up; once a spare has waited, ready, longer than the last huge one took to map, spares are
+ * huge again. Every block mapped as small pages (the first one included) is collapsed into huge
+ * pages ({@link Block#collapseToHugePages}) once full, by the background thread started when a
+ * block is installed (after mapping a spare, if it maps one), one block at a time, and only while
+ * the map has not grown by a block for {@link #QUIET_NANOS}, leaving the cores to writers that
+ * ingest fast. Writers never wait for a collapse. At most one thread collapses at a time;
+ * {@link #close()} waits for it before releasing blocks.
  *
  * <p><b>Accounting.</b> {@link #reservedBytes()} (blocks held, the spare included) and
  * {@link #usedBytes()} (slices live) are maintained incrementally and cost a few loads to read.
@@ -76,8 +82,14 @@ public final class BlockAllocator {
     private boolean spareInFlight;
     /** True while a background thread collapses full blocks into huge pages. Guarded by this. */
     private boolean collapsing;
-    /** How many of the first {@link #owned} blocks were handed to the collapsing thread. Guarded by this. */
-    private int collapsed;
+    /** Full blocks mapped as small pages, waiting to be collapsed into huge ones. Guarded by this. */
+    private final List<Block> toCollapse = new ArrayList<>();
+    /** Whether the next spare is mapped as huge pages (see the class comment). Guarded by this. */
+    private boolean spareHuge = true;
+    /** How long mapping the last huge spare took, in nanoseconds. Guarded by this. */
+    private long hugeSpareNanos;
+    /** When the spare became ready ({@link System#nanoTime}). Guarded by this. */
+    private long spareReadyAt;
     /** When the last block was installed ({@link System#nanoTime}). Guarded by this. */
     private long lastInstall = System.nanoTime();
     /** How long the map must not have grown by a block before full blocks are collapsed. */
@@ -232,19 +244,30 @@ public final class BlockAllocator {
     }
 
     private synchronized void newRegion(Region exhausted, long bytes) {
-        awaitSpare();
+        if (!spareInFlight || capacity - reserved.get() < Math.max(blockSize, bytes)) {
+            awaitSpare(); // no spare coming, or no room for a block beside it: the spare is the block
+        }
         if (closed) {
             throw new dev.oakmap.OakClosedException();
         }
         if (current != exhausted) {
             return; // another thread already switched blocks
         }
-        Block block = takeSpare(bytes);
+        Block block = null;
+        if (spareInFlight) {
+            spareHuge = false; // the writer outran the mapping: small pages keep up
+        } else {
+            block = takeSpare(bytes);
+        }
         if (block == null) {
             block = mapBlock(bytes);
             if (block == null) {
                 return; // a salvaged free slice became the region
             }
+        }
+        if (exhausted != null && exhausted.block.smallPages && owned.contains(exhausted.block)
+                && !toCollapse.contains(exhausted.block)) {
+            toCollapse.add(exhausted.block); // full now
         }
         owned.add(block);
         segments[block.id] = block.segment;
@@ -275,8 +298,9 @@ public final class BlockAllocator {
         // A map's first block fills on demand, so small maps cost only the pages they touch. From
         // the second on, the map is growing: pages are faulted in with the mapping, one pass of
         // kernel zeroing instead of a page fault on the writing thread every few slices (ingesting
-        // 1M Druid rows of 300 B: 1.57-1.74 s without, 1.17-1.22 s with).
-        Block block = pool.allocate(size, !owned.isEmpty());
+        // 1M Druid rows of 300 B: 1.57-1.74 s without, 1.17-1.22 s with). A writer maps small
+        // pages, which it gets quickly whatever the host; they are collapsed once full.
+        Block block = pool.allocate(size, !owned.isEmpty(), false);
         reserved.addAndGet(size);
         return block;
     }
@@ -288,6 +312,9 @@ public final class BlockAllocator {
     private Block takeSpare(long bytes) {
         Block b = spare;
         spare = null;
+        if (b != null && System.nanoTime() - spareReadyAt > hugeSpareNanos) {
+            spareHuge = true; // a huge spare would have been ready in time
+        }
         if (b != null && b.size() < bytes) {
             pool.release(b);
             reserved.addAndGet(-b.size());
@@ -355,10 +382,11 @@ public final class BlockAllocator {
             return;
         }
         boolean map = owned.size() >= 2 && spare == null && !spareInFlight && capacity - reserved.get() >= blockSize;
-        boolean collapse = !collapsing && collapsed < owned.size() - 1;
+        boolean collapse = !collapsing && !toCollapse.isEmpty();
         if (!map && !collapse) {
             return;
         }
+        boolean huge = spareHuge;
         if (map) {
             spareInFlight = true;
             reserved.addAndGet(blockSize);
@@ -367,7 +395,7 @@ public final class BlockAllocator {
         try {
             Thread.ofPlatform().daemon().name("oak-block-ahead").start(() -> {
                 if (map) {
-                    depositSpare(blockSize);
+                    depositSpare(blockSize, huge);
                 }
                 if (collapse) {
                     collapseFullBlocks();
@@ -385,10 +413,11 @@ public final class BlockAllocator {
     }
 
     /** The first half of the background work: maps the spare block and hands it over. */
-    private void depositSpare(long size) {
+    private void depositSpare(long size, boolean huge) {
         Block b = null;
+        long start = System.nanoTime();
         try {
-            b = pool.allocate(size, true);
+            b = pool.allocate(size, true, huge);
         } catch (Throwable t) {
             // the OS refused, or no block id was free: the writer that needs a block will map it and
             // get the error itself
@@ -399,6 +428,10 @@ public final class BlockAllocator {
                 reserved.addAndGet(-size);
             } else {
                 spare = b; // close() waits for this and releases it
+                spareReadyAt = System.nanoTime();
+                if (huge) {
+                    hugeSpareNanos = spareReadyAt - start;
+                }
             }
             notifyAll();
         }
@@ -410,12 +443,12 @@ public final class BlockAllocator {
             Block next;
             synchronized (this) {
                 awaitQuiet();
-                if (closed || collapsed >= owned.size() - 1) {
+                if (closed || toCollapse.isEmpty()) {
                     collapsing = false;
                     notifyAll();
                     return;
                 }
-                next = owned.get(collapsed++);
+                next = toCollapse.remove(0);
             }
             next.collapseToHugePages(); // outside the lock: slow; close() waits for it
         }

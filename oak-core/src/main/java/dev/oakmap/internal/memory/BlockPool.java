@@ -31,9 +31,10 @@ public final class BlockPool {
      *
      * @param size bytes, at most {@link Refs#MAX_BLOCK_SIZE}
      * @param populate fault the pages in now rather than on first use
+     * @param huge map huge pages, rather than small ones to be collapsed later (see {@link Block})
      * @throws OutOfMemoryError if the OS refuses the memory or all block ids are taken
      */
-    public synchronized Block allocate(long size, boolean populate) {
+    public synchronized Block allocate(long size, boolean populate, boolean huge) {
         if (size <= 0 || size > Refs.MAX_BLOCK_SIZE) {
             throw new IllegalArgumentException("block size out of range: " + size);
         }
@@ -41,7 +42,7 @@ public final class BlockPool {
             int id = nextIdHint;
             nextIdHint = id == Refs.MAX_BLOCK_ID ? 1 : id + 1;
             if (blocks.get(id) == null) {
-                Block block = new Block(id, size, populate);
+                Block block = new Block(id, size, populate, huge);
                 blocks.set(id, block);
                 reserved.addAndGet(size);
                 return block;

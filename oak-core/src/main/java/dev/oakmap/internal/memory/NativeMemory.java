@@ -9,20 +9,21 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 
 /**
- * Maps blocks straight from the kernel with {@code mmap}, and turns them into transparent huge
- * pages later ({@link #collapse}), through the FFM {@link Linker}.
+ * Maps blocks straight from the kernel with {@code mmap}, as transparent huge pages or as small
+ * pages to be collapsed into huge ones later ({@link #collapse}), through the FFM {@link Linker}.
  *
  * <p>Why huge pages: scans and lookups over gigabytes of off-heap data miss the TLB on nearly
  * every value with 4 KiB pages; 2 MiB pages cut those misses by 512x (at 1M pairs of 1.1 KB:
- * gets 10% faster, scans 14-20%). Why later: getting a huge page can cost far more than 512 small
- * ones. On this project's benchmark host (a VM whose hypervisor backs guest memory lazily),
- * faulting in 64 MiB took 140 ms as huge pages and 20 ms as small pages, and ingesting 200K pairs
- * of 4 KB values took 0.76-1.45 s with huge pages faulted in on mapping, 0.34-0.42 s without. So
- * blocks are mapped and faulted in as small pages ({@code MADV_NOHUGEPAGE}), handed to the map at
- * once, and collapsed into huge pages ({@code MADV_COLLAPSE}) by a background thread once they
- * are full. Mapping with {@code mmap} also avoids {@link Arena#allocate}'s zero-filling of the
- * whole block up front, and {@code munmap} gives the memory back to the OS when the block is
- * freed.
+ * gets 10% faster, scans 14-20%). Why small ones too: a huge page can cost far more than 512
+ * small ones. On this project's benchmark host (a VM whose hypervisor backs guest memory
+ * lazily), faulting in 64 MiB took 5.5 ms as huge pages the guest had freed recently, but 140 ms
+ * as huge pages it had never used, against 20-25 ms as small pages either way (a probe with
+ * {@code mmap} and {@code MADV_POPULATE_WRITE}); collapsing 64 MiB took 17-19 ms and 110-170 ms.
+ * So the allocator maps blocks ahead as huge pages in the background, and a writer that would
+ * otherwise wait for one maps small pages ({@code MADV_NOHUGEPAGE}) and has them collapsed
+ * ({@code MADV_COLLAPSE}) in the background once the block is full (see {@link BlockAllocator}).
+ * Mapping with {@code mmap} also avoids {@link Arena#allocate}'s zero-filling of the whole block
+ * up front, and {@code munmap} gives the memory back to the OS when the block is freed.
  *
  * <p>Used only where it is allowed without warnings: on Linux, when native access is enabled
  * for this module ({@code --enable-native-access=dev.oakmap}, or {@code ALL-UNNAMED} on the
@@ -79,9 +80,12 @@ final class NativeMemory {
      *
      * @param populate fault every page in now (see {@link #populate}): the kernel zeroes the block
      *     in one pass instead of one page fault at a time on first writes
+     * @param huge advise huge pages before any page is faulted in (the advice has no effect on
+     *     pages faulted in before it); otherwise advise against them, so that the pages are small
+     *     even where the system makes every mapping huge, until {@link #collapse}
      * @return the segment, or null if native mapping is unavailable or failed
      */
-    static MemorySegment map(long size, Arena arena, boolean populate) {
+    static MemorySegment map(long size, Arena arena, boolean populate, boolean huge) {
         if (MMAP == null) {
             return null;
         }
@@ -91,9 +95,8 @@ final class NativeMemory {
             if (addr.address() == -1L || addr.address() == 0L) {
                 return null;
             }
-            // small pages now, even where the system makes every mapping huge (THP "always"): they
-            // are quick to fault in; collapse() makes them huge later. Advice only: failure is harmless.
-            int ignored = (int) MADVISE.invokeExact(addr, size, MADV_NOHUGEPAGE);
+            // advice only: failure is harmless
+            int ignored = (int) MADVISE.invokeExact(addr, size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
             if (populate) {
                 populate(addr, size);
             }
@@ -125,7 +128,7 @@ final class NativeMemory {
     }
 
     /**
-     * Faults in every page of a fresh mapping, as small pages (see {@link #map}), with
+     * Faults in every page of a fresh mapping, after the page-size advice, with
      * {@code MADV_POPULATE_WRITE} (Linux 5.14 and later). On an older kernel the advice is refused
      * and the pages fault in on first use instead, which is slower to ingest into but equivalent.
      */
