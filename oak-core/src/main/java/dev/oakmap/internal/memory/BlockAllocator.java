@@ -10,7 +10,6 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.BooleanSupplier;
 
 /**
  * The off-heap allocator of one map: hands out 8-aligned slices of blocks taken from a
@@ -37,19 +36,18 @@ import java.util.function.BooleanSupplier;
  * beside it, waits for it (releasing the lock); {@link #close()} waits for it too, then releases
  * it with the others.
  *
- * <p><b>Huge pages.</b> Huge pages make random access to a large map cheaper (fewer TLB misses),
- * but where the host backs memory lazily they are slow to get, several times slower than small
- * ones (see {@link NativeMemory}). So the page size follows the pace of growth. Spares are mapped
- * as huge pages while they are ready before a writer needs them. A writer that needs a block
+ * <p><b>Page sizes.</b> Huge pages make random access to a large map cheaper (fewer TLB misses),
+ * but where the host backs memory lazily they can be many times slower to get than small ones
+ * (see {@link NativeMemory}). So the page size follows the pace of growth. Spares are mapped as
+ * huge pages as long as they are ready before a writer needs them. A writer that needs a block
  * while the spare is still being mapped, with room for another block beside it, does not wait:
  * it maps a block of small pages itself, and later spares are mapped as small pages too, which
  * keep up; once a spare has waited, ready, longer than the last huge one took to map, spares are
- * huge again. Every block mapped as small pages (the first one included) is collapsed into huge
- * pages ({@link Block#collapseToHugePages}) once full, by the background thread started when a
- * block is installed (after mapping a spare, if it maps one), one block at a time, and only while
- * the map has not grown by a block for {@link #QUIET_NANOS}, leaving the cores to writers that
- * ingest fast. Writers never wait for a collapse. At most one thread collapses at a time;
- * {@link #close()} waits for it before releasing blocks.
+ * huge again. The first block is advised huge and faulted in on demand; a block that a writer
+ * maps after it is small. Blocks keep the pages they were mapped with (collapsing small ones into
+ * huge ones in the background, with {@code MADV_COLLAPSE}, was tried: it took a core for 17-170
+ * ms per 64 MiB right after an ingestion, and put and update throughput fell by a third while it
+ * ran).
  *
  * <p><b>Accounting.</b> {@link #reservedBytes()} (blocks held, the spare included) and
  * {@link #usedBytes()} (slices live) are maintained incrementally and cost a few loads to read.
@@ -80,20 +78,12 @@ public final class BlockAllocator {
     private Block spare;
     /** True while a background thread maps the spare (already counted as reserved). Guarded by this. */
     private boolean spareInFlight;
-    /** True while a background thread collapses full blocks into huge pages. Guarded by this. */
-    private boolean collapsing;
-    /** Full blocks mapped as small pages, waiting to be collapsed into huge ones. Guarded by this. */
-    private final List<Block> toCollapse = new ArrayList<>();
     /** Whether the next spare is mapped as huge pages (see the class comment). Guarded by this. */
     private boolean spareHuge = true;
     /** How long mapping the last huge spare took, in nanoseconds. Guarded by this. */
     private long hugeSpareNanos;
     /** When the spare became ready ({@link System#nanoTime}). Guarded by this. */
     private long spareReadyAt;
-    /** When the last block was installed ({@link System#nanoTime}). Guarded by this. */
-    private long lastInstall = System.nanoTime();
-    /** How long the map must not have grown by a block before full blocks are collapsed. */
-    private static final long QUIET_NANOS = 100_000_000L;
 
     /** The part of a block being carved by the bump pointer: {@code [top, limit)}. */
     private record Region(Block block, AtomicLong top, long limit) {}
@@ -171,8 +161,7 @@ public final class BlockAllocator {
         }
         closed = true;
         current = null;
-        notifyAll(); // a collapsing thread waiting for quiet: stop
-        awaitBackground();
+        awaitSpare();
         if (spare != null) {
             pool.release(spare);
             spare = null;
@@ -265,15 +254,12 @@ public final class BlockAllocator {
                 return; // a salvaged free slice became the region
             }
         }
-        if (exhausted != null && exhausted.block.smallPages && owned.contains(exhausted.block)
-                && !toCollapse.contains(exhausted.block)) {
-            toCollapse.add(exhausted.block); // full now
-        }
         owned.add(block);
         segments[block.id] = block.segment;
         current = new Region(block, new AtomicLong(), block.size());
-        lastInstall = System.nanoTime();
-        startBackgroundWork();
+        if (owned.size() >= 2) {
+            mapSpareAhead();
+        }
     }
 
     /**
@@ -298,9 +284,10 @@ public final class BlockAllocator {
         // A map's first block fills on demand, so small maps cost only the pages they touch. From
         // the second on, the map is growing: pages are faulted in with the mapping, one pass of
         // kernel zeroing instead of a page fault on the writing thread every few slices (ingesting
-        // 1M Druid rows of 300 B: 1.57-1.74 s without, 1.17-1.22 s with). A writer maps small
-        // pages, which it gets quickly whatever the host; they are collapsed once full.
-        Block block = pool.allocate(size, !owned.isEmpty(), false);
+        // 1M Druid rows of 300 B: 1.57-1.74 s without, 1.17-1.22 s with), and as small pages,
+        // which the writer gets quickly whatever the host.
+        boolean first = owned.isEmpty();
+        Block block = pool.allocate(size, !first, first);
         reserved.addAndGet(size);
         return block;
     }
@@ -325,45 +312,12 @@ public final class BlockAllocator {
 
     /** Waits, releasing the lock, until no spare is being mapped. Call holding the lock. */
     private void awaitSpare() {
-        awaitWhile(() -> spareInFlight);
-    }
-
-    /**
-     * Waits, releasing the lock, until no block has been installed for {@link #QUIET_NANOS} or
-     * the allocator is closed. A collapse takes a core for a while; while the map grows fast its
-     * writers may need both cores. Call holding the lock.
-     */
-    private void awaitQuiet() {
-        while (!closed) {
-            long quietFor = System.nanoTime() - lastInstall;
-            if (quietFor >= QUIET_NANOS) {
-                return;
-            }
-            try {
-                wait(Math.max(1, (QUIET_NANOS - quietFor) / 1_000_000));
-            } catch (InterruptedException e) {
-                return; // a daemon's own interrupt: collapse now, and let the thread end
-            }
-        }
-    }
-
-    /** Waits, releasing the lock, until no background thread maps or collapses. Call holding the lock. */
-    private void awaitBackground() {
-        awaitWhile(() -> spareInFlight || collapsing);
-    }
-
-    /** For tests: waits until no background thread maps or collapses. */
-    synchronized void awaitBackgroundWork() {
-        awaitBackground();
-    }
-
-    private void awaitWhile(BooleanSupplier busy) {
         boolean interrupted = false;
-        while (busy.getAsBoolean()) {
+        while (spareInFlight) {
             try {
                 wait();
             } catch (InterruptedException e) {
-                interrupted = true; // background work ends soon; keep the interrupt for the caller
+                interrupted = true; // the mapping ends soon; keep the interrupt for the caller
             }
         }
         if (interrupted) {
@@ -371,48 +325,38 @@ public final class BlockAllocator {
         }
     }
 
+    /** For tests: waits until no spare is being mapped. */
+    synchronized void awaitSpareMapped() {
+        awaitSpare();
+    }
+
+    /** For tests: whether the next spare will be mapped as huge pages. */
+    synchronized boolean sparesHuge() {
+        return spareHuge;
+    }
+
     /**
-     * Starts a background thread, if there is work for one: mapping a spare block (if there is
-     * none yet, the map is growing and the spare fits in the capacity) and collapsing full blocks
-     * into huge pages (if no thread does yet). Call holding the lock. The spare is counted as
-     * reserved from now on, so the capacity holds while it is in flight.
+     * Starts mapping a spare block on a background thread, if there is none yet and it fits in
+     * the capacity. Call holding the lock. The spare is counted as reserved from now on, so the
+     * capacity holds while it is in flight.
      */
-    private void startBackgroundWork() {
-        if (blockSize < MAP_AHEAD_MIN_BLOCK || closed) {
+    private void mapSpareAhead() {
+        if (blockSize < MAP_AHEAD_MIN_BLOCK || spare != null || spareInFlight || closed
+                || capacity - reserved.get() < blockSize) {
             return;
         }
-        boolean map = owned.size() >= 2 && spare == null && !spareInFlight && capacity - reserved.get() >= blockSize;
-        boolean collapse = !collapsing && !toCollapse.isEmpty();
-        if (!map && !collapse) {
-            return;
-        }
+        spareInFlight = true;
+        reserved.addAndGet(blockSize);
         boolean huge = spareHuge;
-        if (map) {
-            spareInFlight = true;
-            reserved.addAndGet(blockSize);
-        }
-        collapsing |= collapse;
         try {
-            Thread.ofPlatform().daemon().name("oak-block-ahead").start(() -> {
-                if (map) {
-                    depositSpare(blockSize, huge);
-                }
-                if (collapse) {
-                    collapseFullBlocks();
-                }
-            });
-        } catch (Throwable t) { // no thread to be had: blocks are mapped on demand and stay small-paged
-            if (map) {
-                spareInFlight = false;
-                reserved.addAndGet(-blockSize);
-            }
-            if (collapse) {
-                collapsing = false;
-            }
+            Thread.ofPlatform().daemon().name("oak-block-ahead").start(() -> depositSpare(blockSize, huge));
+        } catch (Throwable t) { // no thread to be had: the next block is mapped on demand, as before
+            spareInFlight = false;
+            reserved.addAndGet(-blockSize);
         }
     }
 
-    /** The first half of the background work: maps the spare block and hands it over. */
+    /** The background half of {@link #mapSpareAhead}: maps the block and hands it over. */
     private void depositSpare(long size, boolean huge) {
         Block b = null;
         long start = System.nanoTime();
@@ -434,23 +378,6 @@ public final class BlockAllocator {
                 }
             }
             notifyAll();
-        }
-    }
-
-    /** Collapses full blocks, one at a time, until none is left or the allocator is closed. */
-    private void collapseFullBlocks() {
-        while (true) {
-            Block next;
-            synchronized (this) {
-                awaitQuiet();
-                if (closed || toCollapse.isEmpty()) {
-                    collapsing = false;
-                    notifyAll();
-                    return;
-                }
-                next = toCollapse.remove(0);
-            }
-            next.collapseToHugePages(); // outside the lock: slow; close() waits for it
         }
     }
 

@@ -31,7 +31,7 @@ public final class BlockPool {
      *
      * @param size bytes, at most {@link Refs#MAX_BLOCK_SIZE}
      * @param populate fault the pages in now rather than on first use
-     * @param huge map huge pages, rather than small ones to be collapsed later (see {@link Block})
+     * @param huge use huge pages rather than small ones (see {@link Block})
      * @throws OutOfMemoryError if the OS refuses the memory or all block ids are taken
      */
     public synchronized Block allocate(long size, boolean populate, boolean huge) {

@@ -9,21 +9,19 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 
 /**
- * Maps blocks straight from the kernel with {@code mmap}, as transparent huge pages or as small
- * pages to be collapsed into huge ones later ({@link #collapse}), through the FFM {@link Linker}.
+ * Maps blocks straight from the kernel with {@code mmap}, advised to use transparent huge pages
+ * ({@code madvise(MADV_HUGEPAGE)}) or not to, through the FFM {@link Linker}.
  *
  * <p>Why huge pages: scans and lookups over gigabytes of off-heap data miss the TLB on nearly
- * every value with 4 KiB pages; 2 MiB pages cut those misses by 512x (at 1M pairs of 1.1 KB:
- * gets 10% faster, scans 14-20%). Why small ones too: a huge page can cost far more than 512
- * small ones. On this project's benchmark host (a VM whose hypervisor backs guest memory
- * lazily), faulting in 64 MiB took 5.5 ms as huge pages the guest had freed recently, but 140 ms
- * as huge pages it had never used, against 20-25 ms as small pages either way (a probe with
- * {@code mmap} and {@code MADV_POPULATE_WRITE}); collapsing 64 MiB took 17-19 ms and 110-170 ms.
- * So the allocator maps blocks ahead as huge pages in the background, and a writer that would
- * otherwise wait for one maps small pages ({@code MADV_NOHUGEPAGE}) and has them collapsed
- * ({@code MADV_COLLAPSE}) in the background once the block is full (see {@link BlockAllocator}).
- * Mapping with {@code mmap} also avoids {@link Arena#allocate}'s zero-filling of the whole block
- * up front, and {@code munmap} gives the memory back to the OS when the block is freed.
+ * every value with 4 KiB pages; 2 MiB pages cut those misses by 512x. Why small pages too: a huge
+ * page can cost far more to get than 512 small ones. On this project's benchmark host (a VM whose
+ * hypervisor backs guest memory lazily), faulting in 64 MiB took 5.5 ms as huge pages the guest
+ * had freed recently, but 140 ms as huge pages it had not used yet, against 20-25 ms as small
+ * pages either way (a probe with {@code mmap} and {@code MADV_POPULATE_WRITE}). The allocator
+ * chooses per block ({@link BlockAllocator}). Mapping with {@code mmap} also avoids
+ * {@link Arena#allocate}'s zero-filling of the whole block up front (the kernel hands out zeroed
+ * pages on first touch), and {@code munmap} gives the memory back to the OS when the block is
+ * freed.
  *
  * <p>Used only where it is allowed without warnings: on Linux, when native access is enabled
  * for this module ({@code --enable-native-access=dev.oakmap}, or {@code ALL-UNNAMED} on the
@@ -38,7 +36,6 @@ final class NativeMemory {
     private static final int MADV_HUGEPAGE = 14;
     private static final int MADV_NOHUGEPAGE = 15;
     private static final int MADV_POPULATE_WRITE = 23;
-    private static final int MADV_COLLAPSE = 25;
 
     private static final MethodHandle MMAP;
     private static final MethodHandle MUNMAP;
@@ -80,9 +77,8 @@ final class NativeMemory {
      *
      * @param populate fault every page in now (see {@link #populate}): the kernel zeroes the block
      *     in one pass instead of one page fault at a time on first writes
-     * @param huge advise huge pages before any page is faulted in (the advice has no effect on
-     *     pages faulted in before it); otherwise advise against them, so that the pages are small
-     *     even where the system makes every mapping huge, until {@link #collapse}
+     * @param huge advise huge pages; otherwise advise against them, so that the pages are small
+     *     even where the system makes every mapping huge
      * @return the segment, or null if native mapping is unavailable or failed
      */
     static MemorySegment map(long size, Arena arena, boolean populate, boolean huge) {
@@ -90,40 +86,21 @@ final class NativeMemory {
             return null;
         }
         try {
+            // The advice must come before the pages are faulted in: MAP_POPULATE in mmap itself
+            // faults 4 KiB pages, and the huge-page advice given after it changes nothing (measured:
+            // 6 MiB of 256 MiB became huge pages that way, all of it with MADV_POPULATE_WRITE).
             MemorySegment addr = (MemorySegment) MMAP.invokeExact(MemorySegment.NULL, size, PROT_READ_WRITE,
                     MAP_PRIVATE_ANONYMOUS, -1, 0L);
             if (addr.address() == -1L || addr.address() == 0L) {
                 return null;
             }
-            // advice only: failure is harmless
-            int ignored = (int) MADVISE.invokeExact(addr, size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+            int ignored = (int) MADVISE.invokeExact(addr, size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE); // advice only
             if (populate) {
                 populate(addr, size);
             }
             return addr.reinterpret(size, arena, base -> unmap(base, size));
         } catch (Throwable t) {
             return null;
-        }
-    }
-
-    /**
-     * Turns the pages of a mapping made by {@link #map} into huge pages, synchronously
-     * ({@code MADV_COLLAPSE}, Linux 6.1 and later: the kernel copies each 2 MiB range into a huge
-     * page; threads that touch a range meanwhile wait for it). Also advises huge pages for the
-     * future, so that where the collapse is refused the kernel's background collapsing may still
-     * do it. Slow (about 150 ms per 64 MiB on the benchmark host): call it off the writers' path.
-     * Does nothing where native mapping is unavailable; failures are ignored.
-     */
-    static void collapse(MemorySegment segment) {
-        if (MADVISE == null || !segment.isNative()) {
-            return;
-        }
-        try {
-            MemorySegment addr = MemorySegment.ofAddress(segment.address());
-            int ignored = (int) MADVISE.invokeExact(addr, segment.byteSize(), MADV_HUGEPAGE);
-            ignored = (int) MADVISE.invokeExact(addr, segment.byteSize(), MADV_COLLAPSE);
-        } catch (Throwable t) {
-            // advice only: the block works the same on small pages
         }
     }
 

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -32,7 +33,7 @@ class BlockPoolTest {
         BlockPool pool = new BlockPool();
         long size = 128L << 20;
         long rss0 = rssBytes();
-        Block b = pool.allocate(size, false, false);
+        Block b = pool.allocate(size, false, true);
         assertEquals(size, pool.reservedBytes());
         for (long off = 0; off < size; off += 4096) {
             b.segment.set(ValueLayout.JAVA_LONG, off, off); // touch every page
@@ -55,10 +56,10 @@ class BlockPoolTest {
         BlockPool pool = new BlockPool();
         long size = 128L << 20;
         long rss0 = rssBytes();
-        Block lazy = pool.allocate(size, false, false);
+        Block lazy = pool.allocate(size, false, true);
         long rss1 = rssBytes();
         assertTrue(rss1 - rss0 < size / 4, "a lazy block commits nothing up front: " + (rss1 - rss0));
-        Block eager = pool.allocate(size, true, false);
+        Block eager = pool.allocate(size, true, true);
         long rss2 = rssBytes();
         assertTrue(rss2 - rss1 > size * 9 / 10, "a populated block is committed: " + (rss2 - rss1));
         assertEquals(0L, eager.segment.get(ValueLayout.JAVA_LONG, size - 8), "and reads as zero");
@@ -70,126 +71,48 @@ class BlockPoolTest {
     }
 
     /**
-     * A block mapped as huge pages gets them when populated (the advice has to precede the
-     * faulting: it once came after {@code MAP_POPULATE} and took no effect); one mapped as small
-     * pages is collapsed into huge ones on request. Skipped where the kernel has no transparent
-     * huge pages; the collapse, where it does not collapse on request (before Linux 6.1).
+     * Where the kernel offers transparent huge pages on advice, a block populated as huge pages
+     * gets them (the advice has to precede the faulting: it once came after {@code MAP_POPULATE}
+     * and took no effect), and one populated as small pages does not.
      */
     @Test
     @EnabledOnOs(OS.LINUX)
-    void blocksGetHugePagesWhenMappedSoOrWhenCollapsed() throws IOException {
-        assumeTrue(hugePagesOffered(), "no transparent huge pages here");
+    void populatedBlocksGetThePageSizeTheyAskFor() throws IOException {
+        Path thp = Path.of("/sys/kernel/mm/transparent_hugepage/enabled");
+        assumeTrue(Files.exists(thp) && !Files.readString(thp).contains("[never]"), "no transparent huge pages here");
         BlockPool pool = new BlockPool();
-        long size = 32L << 20;
+        long size = 64L << 20;
         Block huge = pool.allocate(size, true, true);
+        Block small = pool.allocate(size, true, false);
         try {
-            assertTrue(anonHugeBytes(huge.segment.address()) >= size / 2, "a populated huge block is mostly huge pages");
+            long h = anonHugeBytes(huge.segment.address());
+            assertTrue(h >= size / 2, "most of a block populated as huge pages is in huge pages: " + h);
+            long s = anonHugeBytes(small.segment.address());
+            assertTrue(s < size / 4, "a block populated as small pages is not: " + s);
         } finally {
             pool.release(huge);
-        }
-        Block b = pool.allocate(size, true, false);
-        try {
-            assertTrue(anonHugeBytes(b.segment.address()) < size / 4, "populated as small pages");
-            b.segment.set(ValueLayout.JAVA_LONG, size - 8, 42L);
-            b.collapseToHugePages();
-            long collapsed = anonHugeBytes(b.segment.address());
-            assumeTrue(collapsed > 0, "this kernel does not collapse on request");
-            assertTrue(collapsed >= size / 2, "most of a collapsed block is in huge pages: " + collapsed);
-            assertEquals(42L, b.segment.get(ValueLayout.JAVA_LONG, size - 8), "contents survive the collapse");
-        } finally {
-            pool.release(b);
+            pool.release(small);
         }
     }
 
-    /**
-     * A growing allocator ends up with every full block in huge pages: the blocks its writers
-     * mapped as small pages are collapsed in the background. Closing it waits for a collapse in
-     * progress.
-     */
-    @Test
-    @EnabledOnOs(OS.LINUX)
-    void fullBlocksEndUpInHugePages() throws IOException {
-        assumeTrue(hugePagesOffered(), "no transparent huge pages here");
-        BlockPool pool = new BlockPool();
-        Block probe = pool.allocate(4L << 20, true, false);
-        try {
-            probe.collapseToHugePages();
-            assumeTrue(anonHugeBytes(probe.segment.address()) > 0, "this kernel does not collapse on request");
-        } finally {
-            pool.release(probe);
-        }
-        long size = 8L << 20;
-        BlockAllocator a = new BlockAllocator(pool, size, 16 * size);
-        try {
-            long[] firsts = new long[4];
-            for (int i = 0; i < firsts.length; i++) {
-                firsts[i] = a.allocate(size, BlockAllocator.Kind.VALUE); // a block each
-                for (long off = 0; off < size; off += 4096) { // written, as a map's blocks are
-                    a.segment(firsts[i]).set(ValueLayout.JAVA_LONG, Refs.offset(firsts[i]) + off, off);
-                }
-            }
-            a.awaitBackgroundWork();
-            for (int i = 0; i < firsts.length - 1; i++) {
-                // a small-paged block keeps its own mapping (its advice differs from a huge neighbour's)
-                long huge = anonHugeBytes(a.segment(firsts[i]).address());
-                assertTrue(huge >= size / 2, "full block " + i + " is mostly huge pages: " + huge);
-            }
-        } finally {
-            a.close();
-        }
-        assertEquals(0, pool.reservedBytes());
-        for (int round = 0; round < 10; round++) { // close while a collapse is in progress
-            BlockAllocator b = new BlockAllocator(pool, size, 16 * size);
-            b.allocate(size, BlockAllocator.Kind.KEY);
-            b.allocate(size, BlockAllocator.Kind.KEY);
-            b.allocate(size, BlockAllocator.Kind.KEY);
-            b.close();
-            assertEquals(0, pool.reservedBytes(), "round " + round);
-        }
-    }
-
-    private static boolean hugePagesOffered() throws IOException {
-        Path thp = Path.of("/sys/kernel/mm/transparent_hugepage/enabled");
-        return Files.exists(thp) && !Files.readString(thp).contains("[never]");
-    }
-
-    /**
-     * The {@code AnonHugePages} of the mapping (the kernel's VMA) that contains {@code address},
-     * from /proc/self/smaps. Adjacent blocks mapped alike may share one.
-     */
+    /** The {@code AnonHugePages} of the mapping that starts at {@code address}, from /proc/self/smaps. */
     private static long anonHugeBytes(long address) throws IOException {
-        return anonHugeBytesByMapping(address).values().stream().mapToLong(Long::longValue).sum();
-    }
-
-    /** The {@code AnonHugePages} of the mappings that contain the given addresses, by mapping start. */
-    private static java.util.Map<Long, Long> anonHugeBytesByMapping(long... addresses) throws IOException {
-        java.util.Map<Long, Long> found = new java.util.TreeMap<>();
-        Long inMapping = null;
+        String start = Long.toHexString(address) + "-";
+        boolean inMapping = false;
         for (String line : Files.readAllLines(Path.of("/proc/self/smaps"))) {
             if (line.matches("^[0-9a-f]+-[0-9a-f]+ .*")) {
-                String[] range = line.substring(0, line.indexOf(' ')).split("-");
-                long lo = Long.parseUnsignedLong(range[0], 16);
-                long hi = Long.parseUnsignedLong(range[1], 16);
-                inMapping = null;
-                for (long a : addresses) {
-                    if (a >= lo && a < hi) {
-                        inMapping = lo;
-                    }
-                }
-            } else if (inMapping != null && line.startsWith("AnonHugePages:")) {
-                found.put(inMapping, Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024);
+                inMapping = line.startsWith(start);
+            } else if (inMapping && line.startsWith("AnonHugePages:")) {
+                return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
             }
         }
-        if (found.isEmpty()) {
-            throw new IllegalStateException("no mapping holds " + java.util.Arrays.toString(addresses));
-        }
-        return found;
+        throw new IllegalStateException("no mapping starts at " + start);
     }
 
     @Test
     void blockAccessIsBoundsChecked() {
         BlockPool pool = new BlockPool();
-        Block b = pool.allocate(1 << 16, true, false);
+        Block b = pool.allocate(1 << 16, true, true);
         try {
             assertThrows(IndexOutOfBoundsException.class, () -> b.segment.get(ValueLayout.JAVA_LONG, 1 << 16));
             assertEquals(0L, b.segment.get(ValueLayout.JAVA_LONG, 8), "fresh memory reads as zero");
@@ -234,6 +157,42 @@ class BlockPoolTest {
             b.close();
             assertEquals(0, pool.reservedBytes(), "round " + round + ": close released the spare too");
         }
+    }
+
+    /**
+     * A writer that needs a block while the spare is still being mapped, with room for another
+     * block, maps one itself instead of waiting, and later spares are mapped as small pages; a
+     * spare that then waits, ready, longer than a huge one took to map turns them huge again.
+     */
+    @Test
+    void writerThatOutrunsTheSpareMapsItsOwnBlockAndSparesTurnSmall() throws InterruptedException {
+        BlockPool pool = new BlockPool();
+        long block = 2 * BlockAllocator.MAP_AHEAD_MIN_BLOCK;
+        int outran = 0;
+        for (int round = 0; round < 20 && outran < 3; round++) {
+            BlockAllocator a = new BlockAllocator(pool, block, 16 * block);
+            try {
+                a.allocate(block, BlockAllocator.Kind.VALUE);
+                a.allocate(block, BlockAllocator.Kind.VALUE); // starts mapping a spare, as huge pages
+                assertTrue(a.sparesHuge());
+                a.allocate(block, BlockAllocator.Kind.VALUE); // most rounds: while the spare is in flight
+                if (a.reservedBytes() == 4 * block) { // three blocks and the spare: it did not wait
+                    outran++;
+                    assertFalse(a.sparesHuge(), "round " + round + ": after a writer outran the spare, spares are small");
+                    a.awaitSpareMapped();
+                    Thread.sleep(50); // far longer than a 2 MiB huge spare takes to map
+                    long fourth = a.allocate(block, BlockAllocator.Kind.VALUE);
+                    assertEquals(0, Refs.offset(fourth), "the spare became the fourth block");
+                    assertTrue(a.sparesHuge(), "round " + round + ": a spare that waited turns spares huge again");
+                } else {
+                    assertEquals(3 * block, a.reservedBytes(), "round " + round + ": the writer took the ready spare");
+                }
+            } finally {
+                a.close();
+            }
+            assertEquals(0, pool.reservedBytes(), "round " + round + ": close released every block and the spare");
+        }
+        assertTrue(outran > 0, "in 20 rounds, the writer never found the spare in flight");
     }
 
     /**
