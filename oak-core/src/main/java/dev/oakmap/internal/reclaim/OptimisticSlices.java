@@ -173,8 +173,7 @@ public final class OptimisticSlices extends SliceManager {
 
     @Override
     public boolean readEnd(MemorySegment segment, long ref, long token) {
-        VarHandle.acquireFence(); // the reads of the data happen before the re-read of the state
-        return (long) STATE.getOpaque(segment, Refs.offset(ref)) == token;
+        return stateUnchanged(segment, ref, token);
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.oakmap.internal.memory.BlockAllocator;
 import dev.oakmap.internal.memory.Refs;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.VarHandle;
 
 /**
  * The memory-management seam: how off-heap slices (keys or values) are allocated, read, written,
@@ -188,6 +189,18 @@ public abstract sealed class SliceManager permits OptimisticSlices, ImmutableSli
         long off = Refs.offset(ref) + at;
         return off < seg.byteSize() ? seg.get(java.lang.foreign.ValueLayout.JAVA_BYTE, off) : 0;
     }
+
+    /**
+     * Ends an optimistic read that started from {@code token}, the slice's state word (an aligned
+     * 8-byte word at the slice's start): true if the word is unchanged, so nothing wrote, deleted
+     * or reused the slice since. The acquire fence orders the reads of the data before the re-read.
+     */
+    static boolean stateUnchanged(MemorySegment segment, long ref, long token) {
+        VarHandle.acquireFence();
+        return (long) STATE_WORD.getOpaque(segment, Refs.offset(ref)) == token;
+    }
+
+    private static final VarHandle STATE_WORD = java.lang.foreign.ValueLayout.JAVA_LONG.varHandle();
 
     /**
      * Rethrows, unchanged, a throwable that user code raised during a read that then validated
