@@ -600,6 +600,7 @@ public final class Cursor<K, V> {
         int n = gathered;
         SliceManager valueSlices = this.valueSlices;
         SliceManager keySlices = this.keySlices;
+        int valueHeader = valueSlices.headerBytes();
         // in-place keys are read only by the user, who may read only the start: touch that much
         // (with a copy, every line; with an upper bound, comparisons read the whole key anyway)
         long lastKeyByte = keysInPlace ? keySlices.headerBytes()
@@ -607,8 +608,8 @@ public final class Cursor<K, V> {
         long sink = 0;
         for (int i = 0; i < n; i += 2) {
             sink += valueSlices.touch(refs[i], 0) + keySlices.touch(refs[i + 1], 0);
-            if (crossesLine(refs[i], SliceManager.HEADER_BYTES)) { // the first data byte, on the next line
-                sink += valueSlices.touch(refs[i], SliceManager.HEADER_BYTES);
+            if (crossesLine(refs[i], valueHeader)) { // the first data byte, on the next line
+                sink += valueSlices.touch(refs[i], valueHeader);
             }
         }
         if (keysInPlace) {

@@ -84,6 +84,8 @@ public final class InternalOakMap<K, V> {
      * read by new cursors with no ordering: a stale value costs speed, never correctness.
      */
     private boolean scansLookAhead = Cursor.LOOK_AHEAD_FROM <= 0;
+    /** Off-heap bytes in use from which scans look ahead: {@link Cursor#LOOK_AHEAD_FROM}, or a test's. */
+    private long lookAheadFrom = Cursor.LOOK_AHEAD_FROM;
 
     public InternalOakMap(OakSerializer<K> keySerializer, OakSerializer<V> valueSerializer,
                           OakComparator<K> comparator, long memoryCapacity, long blockSize,
@@ -740,7 +742,13 @@ public final class InternalOakMap<K, V> {
      */
     private void rebalance(Chunk c) {
         rebalancer.rebalance(c);
-        scansLookAhead = allocator.usedBytes() >= Cursor.LOOK_AHEAD_FROM;
+        scansLookAhead = allocator.usedBytes() >= lookAheadFrom;
+    }
+
+    /** For tests: scans look ahead from {@code bytes} of off-heap data on, decided now and after each rebalance. */
+    void lookAheadFrom(long bytes) {
+        lookAheadFrom = bytes;
+        scansLookAhead = allocator.usedBytes() >= bytes;
     }
 
     /**

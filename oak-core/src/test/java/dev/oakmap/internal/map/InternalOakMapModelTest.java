@@ -78,10 +78,22 @@ class InternalOakMapModelTest {
     @ParameterizedTest
     @ValueSource(ints = {4, 5, 8, 9, 64, 4096})
     void randomOpsMatchTreeMap(int chunkCapacity) {
+        randomOps(chunkCapacity, true);
+    }
+
+    /** The same with scans that never look ahead, as in maps smaller than the cache by default. */
+    @ParameterizedTest
+    @ValueSource(ints = {4, 9, 4096})
+    void randomOpsMatchTreeMapWithoutLookAhead(int chunkCapacity) {
+        randomOps(chunkCapacity, false);
+    }
+
+    private static void randomOps(int chunkCapacity, boolean lookAhead) {
         for (long seed = 1; seed <= 3; seed++) {
             Random rnd = new Random(seed * 7919 + chunkCapacity);
             TreeMap<Integer, List<Integer>> model = new TreeMap<>();
             InternalOakMap<Integer, int[]> map = newMap(chunkCapacity);
+            map.lookAheadFrom(lookAhead ? 0 : Long.MAX_VALUE);
             try {
                 int range = 300;
                 for (int step = 0; step < 20_000; step++) {
