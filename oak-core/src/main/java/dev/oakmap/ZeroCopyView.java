@@ -273,7 +273,7 @@ final class ZeroCopyView<K, V> implements OakZeroCopyMap<K, V> {
             if (cursor != null) {
                 // no key copy per step: a stream's reused key view reads the protected key slice,
                 // and each key view of a plain iterator takes the one copy it needs itself
-                cursor.readKeysInPlace();
+                cursor.readKeysInPlace(!stream && kind != Kind.VALUES);
             }
             this.kind = kind;
             this.stream = stream;

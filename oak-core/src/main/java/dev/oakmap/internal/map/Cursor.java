@@ -108,6 +108,11 @@ public final class Cursor<K, V> {
     private boolean keysInPlace;
     /** In-place keys: this cursor's hazards, protecting the current key. */
     private KeyHazards.Slot hazard;
+    /**
+     * In-place keys that are still read whole at each step, because the user's view of each key
+     * takes a copy of it ({@link #keyView}): look-ahead then touches every line of the key.
+     */
+    private boolean wholeKeysRead;
 
     Cursor(InternalOakMap<K, V> map, K lo, boolean loInclusive, K hi, boolean hiInclusive, boolean descending) {
         this.map = map;
@@ -129,10 +134,13 @@ public final class Cursor<K, V> {
      * Asks this cursor to read keys in place rather than copy each one (see the class comment);
      * its reusable key view then reads the key slice, which stays readable while the cursor is on
      * it. Takes effect only before the first {@link #advance}, and only over reclaimed keys
-     * (other keys are never copied).
+     * (other keys are never copied). {@code wholeKeys} says that every key will still be read
+     * whole (a plain iterator's {@link #keyView} copies each one), so that look-ahead touches all
+     * of a key's cache lines rather than its first.
      */
-    public void readKeysInPlace() {
+    public void readKeysInPlace(boolean wholeKeys) {
         if (!started && !keysInPlace && keys.reclaims()) {
+            wholeKeysRead = wholeKeys;
             keysInPlace = true;
             copiesKeys = false;
             hazard = map.keyHazards().register();
@@ -602,8 +610,10 @@ public final class Cursor<K, V> {
         SliceManager keySlices = this.keySlices;
         int valueHeader = valueSlices.headerBytes();
         // in-place keys are read only by the user, who may read only the start: touch that much
-        // (with a copy, every line; with an upper bound, comparisons read the whole key anyway)
-        long lastKeyByte = keysInPlace ? keySlices.headerBytes()
+        // (with a copy, ours or a key view's, every line; with an upper bound, comparisons read
+        // the whole key anyway)
+        boolean keyStartOnly = keysInPlace && !wholeKeysRead;
+        long lastKeyByte = keyStartOnly ? keySlices.headerBytes()
                 : Math.min(keys.typicalSpan(), KEY_TOUCH_LIMIT) - 1;
         long sink = 0;
         for (int i = 0; i < n; i += 2) {
@@ -612,7 +622,7 @@ public final class Cursor<K, V> {
                 sink += valueSlices.touch(refs[i], valueHeader);
             }
         }
-        if (keysInPlace) {
+        if (keyStartOnly) {
             for (int i = 1; i < n; i += 2) {
                 if (crossesLine(refs[i], lastKeyByte)) {
                     sink += keySlices.touch(refs[i], lastKeyByte);

@@ -146,7 +146,7 @@ class KeyHazardsTest {
 
     private static Cursor<Integer, int[]> inPlaceScan(InternalOakMap<Integer, int[]> m, Integer from) {
         Cursor<Integer, int[]> c = m.cursor(from, true, null, true, false);
-        c.readKeysInPlace();
+        c.readKeysInPlace(false);
         return c;
     }
 
