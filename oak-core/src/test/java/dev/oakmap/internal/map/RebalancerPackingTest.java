@@ -1,5 +1,6 @@
 package dev.oakmap.internal.map;
 
+import dev.oakmap.MemoryScheme;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -27,6 +28,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class RebalancerPackingTest {
 
+    /** A map of {@code capacity}-entry chunks rebalanced at the given unsorted-to-sorted ratio. */
+    private static InternalOakMap<Integer, int[]> mapWithRatio(int capacity, double ratio) {
+        return new InternalOakMap<>(InternalOakMapModelTest.INT, InternalOakMapModelTest.ARR,
+                InternalOakMapModelTest.CMP_PREFIX, 64L << 20, 1 << 20, capacity, ratio, MemoryScheme.NOVA,
+                MemoryScheme.NOVA);
+    }
+
     private static double fill(InternalOakMap<Integer, int[]> map) {
         return (double) map.size() / map.slotCount();
     }
@@ -48,6 +56,95 @@ class RebalancerPackingTest {
             } finally {
                 map.close();
             }
+        }
+    }
+
+    /**
+     * A chunk that is only appended to is rebuilt with room to double, so an appended key is
+     * copied about twice before its chunk is packed; keys that land past the chunk's end but in
+     * random order among themselves (here, shuffled in windows of a thousand) keep the ratio's
+     * room, since lookups there walk the list.
+     */
+    @Test
+    void appendsAreCopiedAboutTwiceAndRandomTailsKeepTheRatio() {
+        int capacity = 4096;
+        int n = capacity * 40;
+        InternalOakMap<Integer, int[]> appended = mapWithRatio(capacity, 0.25);
+        InternalOakMap<Integer, int[]> windows = mapWithRatio(capacity, 0.25);
+        try {
+            for (int k = 0; k < n; k++) {
+                assertNull(appended.putIfAbsent(k, val(k, 1)));
+            }
+            List<Integer> window = new ArrayList<>();
+            Random r = new Random(17);
+            for (int base = 0; base < n; base += 1000) {
+                window.clear();
+                for (int k = base; k < Math.min(n, base + 1000); k++) {
+                    window.add(k);
+                }
+                Collections.shuffle(window, r);
+                for (int k : window) {
+                    assertNull(windows.putIfAbsent(k, val(k, 1)));
+                }
+            }
+            double appendCopies = (double) appended.rebalancer().entriesCopied() / n;
+            double windowCopies = (double) windows.rebalancer().entriesCopied() / n;
+            // doubling room: 1 + 1/2 + 1/4 + ... copies before packing, and the packing itself;
+            // the ratio's room (a quarter): 1 + 4/5 + 16/25 + ..., and the packing
+            String counts = "copies per key: appended " + appendCopies + ", window-shuffled " + windowCopies;
+            assertTrue(appendCopies < 3.0, counts);
+            assertTrue(windowCopies > appendCopies * 1.15, counts);
+            checkAll(appended, n, 1, "appended");
+            checkAll(windows, n, 1, "windows");
+        } finally {
+            appended.close();
+            windows.close();
+        }
+    }
+
+    /**
+     * The room given to a chunk that grew past its last sorted key: doubled when the new keys
+     * were appended in order, the ratio's when they came in random order (lookups there walk).
+     * Keys inserted in order first fill the initial chunk, which is packed, leaving a quarter of
+     * its entries to the chunk that takes appends; that chunk's room is then filled with the next
+     * keys, in order or shuffled, and one more key has it rebuilt.
+     */
+    @Test
+    void onlyInOrderAppendsGetDoubledRoom() {
+        int capacity = 4096;
+        int upper = capacity / 4; // entries the packing leaves to the chunk that takes appends
+        int full = Rebalancer.slotsFor(upper, capacity, 0.25);
+        long inOrder = slotsAfterGrowingPastTheEnd(capacity, full - upper, false);
+        long shuffled = slotsAfterGrowingPastTheEnd(capacity, full - upper, true);
+        assertEquals(Rebalancer.slotsFor(full, capacity, Rebalancer.APPEND_GROWTH)
+                - Rebalancer.slotsFor(full, capacity, 0.25), inOrder - shuffled);
+    }
+
+    /** @return the entry slots of the map after the steps of {@link #onlyInOrderAppendsGetDoubledRoom} */
+    private static long slotsAfterGrowingPastTheEnd(int capacity, int room, boolean shuffle) {
+        InternalOakMap<Integer, int[]> map = mapWithRatio(capacity, 0.25);
+        try {
+            for (int k = 0; k < capacity; k++) {
+                assertNull(map.putIfAbsent(k, val(k, 1)));
+            }
+            assertEquals(2, map.chunkCount(), "the initial chunk was packed");
+            List<Integer> tail = new ArrayList<>();
+            for (int k = capacity; k < capacity + room; k++) {
+                tail.add(k);
+            }
+            if (shuffle) {
+                Collections.shuffle(tail, new Random(3));
+            }
+            for (int k : tail) {
+                assertNull(map.putIfAbsent(k, val(k, 1)));
+            }
+            int last = capacity + room;
+            assertNull(map.putIfAbsent(last, val(last, 1))); // past the room: the chunk was rebuilt
+            assertEquals(2, map.chunkCount());
+            checkAll(map, last + 1, 1, shuffle ? "shuffled" : "in order");
+            return map.slotCount();
+        } finally {
+            map.close();
         }
     }
 
