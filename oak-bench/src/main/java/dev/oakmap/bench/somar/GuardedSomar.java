@@ -215,7 +215,8 @@ public abstract sealed class GuardedSomar<P extends GuardedSomar.Participant> im
     }
 
     final long sliceBytes(int length) {
-        return Refs.align8(headerBytes + (long) length);
+        // multiples of 8 from an 8-aligned start keep every state word 8-aligned (see BlockAllocator)
+        return (headerBytes + (long) length + 7) & ~7L;
     }
 
     final int lengthAt(MemorySegment seg, long off) {

@@ -12,14 +12,14 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * The off-heap allocator of one map: hands out 8-aligned slices of blocks taken from a
+ * The off-heap allocator of one map: hands out 4-aligned slices of blocks taken from a
  * {@link BlockPool}, and reuses freed slices.
  *
  * <p><b>Allocation.</b> New space comes from a bump pointer in the current block (one CAS). When
  * the block is exhausted, a new one is taken from the pool, unless that would exceed the map's
  * capacity, in which case {@link OakOutOfMemoryException} is thrown (after trying the free lists).
  *
- * <p><b>Reuse.</b> Freed slices go to exact-size free lists (sizes are multiples of 8), kept
+ * <p><b>Reuse.</b> Freed slices go to exact-size free lists (sizes are multiples of 4), kept
  * separately per {@link Kind}. A slice is never split or merged, and a slice freed as a value is
  * only ever reused as a value. That keeps every value header at a fixed address for the life of
  * the map, which the version check of the value managers relies on: a stale reference always
@@ -57,7 +57,13 @@ public final class BlockAllocator {
     /** Which free lists a slice belongs to. */
     public enum Kind { KEY, VALUE }
 
-    private static final int SMALL_CLASSES = 1 << 13; // exact lists for sizes up to 64 KiB
+    private static final int SMALL_CLASSES = 1 << 14; // exact lists for sizes up to 64 KiB
+    /**
+     * Bytes at the start of a salvaged slice that stay as they are: every slice manager keeps its
+     * state word within a slice's first 12 bytes (an 8-byte word after a 4-byte length, in a
+     * slice that starts 4 bytes off an 8-byte boundary).
+     */
+    static final long TOMBSTONE_BYTES = 12;
     /** Blocks smaller than this are mapped when needed: cheap to fault in, not worth a thread each. */
     static final long MAP_AHEAD_MIN_BLOCK = 1L << 20;
 
@@ -66,7 +72,7 @@ public final class BlockAllocator {
     private final long capacity;
     private final MemorySegment[] segments = new MemorySegment[Refs.MAX_BLOCK_ID + 1];
     private final List<Block> owned = new ArrayList<>();
-    /** Exact-size free lists per kind, indexed by size / 8; created on the first free (keeps empty maps small). */
+    /** Exact-size free lists per kind, indexed by size / 4; created on the first free (keeps empty maps small). */
     private final AtomicReferenceArray<AtomicReferenceArray<LongStack>> smallFree =
             new AtomicReferenceArray<>(Kind.values().length);
     private final List<Map<Long, LongStack>> largeFree = List.of(new HashMap<>(), new HashMap<>());
@@ -101,18 +107,18 @@ public final class BlockAllocator {
             throw new IllegalArgumentException("capacity must be positive: " + capacity);
         }
         this.pool = pool;
-        this.blockSize = Refs.align8(blockSize);
+        this.blockSize = Refs.alignGranule(blockSize);
         this.capacity = capacity;
     }
 
     /**
-     * Allocates {@code size} bytes (rounded up to 8) of the given kind.
+     * Allocates {@code size} bytes (rounded up to {@link Refs#GRANULE}, at least 8) of the given kind.
      *
-     * @return a reference with aux 0 whose slice is 8-aligned; reused slices keep their old bytes
+     * @return a reference with aux 0 whose slice is 4-aligned; reused slices keep their old bytes
      * @throws OakOutOfMemoryException if the capacity is exhausted
      */
     public long allocate(long size, Kind kind) {
-        long bytes = Refs.align8(Math.max(size, 8));
+        long bytes = Refs.alignGranule(Math.max(size, 8));
         long ref = popFree(bytes, kind);
         if (ref == Refs.NULL) {
             ref = bump(bytes);
@@ -123,7 +129,7 @@ public final class BlockAllocator {
 
     /** Returns a slice of {@code size} bytes (the size it was allocated with) for reuse. */
     public void free(long ref, long size, Kind kind) {
-        long bytes = Refs.align8(Math.max(size, 8));
+        long bytes = Refs.alignGranule(Math.max(size, 8));
         long clean = Refs.withAux(ref, 0);
         used.add(-bytes);
         freeList(bytes, kind, true).push(clean);
@@ -182,7 +188,7 @@ public final class BlockAllocator {
     }
 
     private LongStack freeList(long bytes, Kind kind, boolean create) {
-        long cls = bytes >>> 3;
+        long cls = bytes / Refs.GRANULE;
         if (cls < SMALL_CLASSES) {
             AtomicReferenceArray<LongStack> lists = smallLists(kind, create);
             if (lists == null) {
@@ -271,7 +277,7 @@ public final class BlockAllocator {
      */
     private Block mapBlock(long bytes) {
         long room = capacity - reserved.get();
-        long size = Math.min(Math.max(blockSize, bytes), room & ~7L);
+        long size = Math.min(Math.max(blockSize, bytes), room & -Refs.GRANULE);
         if (size < bytes) {
             if (!salvage(bytes)) {
                 throw new OakOutOfMemoryException(capacity, bytes);
@@ -383,8 +389,9 @@ public final class BlockAllocator {
 
     /**
      * At capacity, turns a free slice (of either kind, large enough for {@code bytes}) into the
-     * bump region, so space freed by removals serves any later allocation. A value slice keeps
-     * its first 8 bytes, the state word, as a permanent tombstone (it still says DELETED), so
+     * bump region, so space freed by removals serves any later allocation. A slice keeps its
+     * first {@link #TOMBSTONE_BYTES}, which hold its state word, as a permanent tombstone (it
+     * still says DELETED), so
      * stale references to it keep failing their version check; only its interior is reused. No
      * address inside a slice's interior was ever the start of a slice, so no stale reference can
      * point there.
@@ -393,13 +400,16 @@ public final class BlockAllocator {
      */
     private boolean salvage(long bytes) {
         for (Kind kind : new Kind[] {Kind.VALUE, Kind.KEY}) {
-            long keep = 8; // a header-bearing slice keeps its state word; harmless for the others
+            // a header-bearing slice keeps its state word (harmless for the others), and the region
+            // starts at the next 8-byte boundary after it
+            long keep = TOMBSTONE_BYTES + 4;
             AtomicReferenceArray<LongStack> lists = smallLists(kind, false);
-            for (int cls = lists == null ? 0 : SMALL_CLASSES - 1; cls > 0 && (long) cls * 8 >= bytes + keep; cls--) {
+            for (int cls = lists == null ? 0 : SMALL_CLASSES - 1;
+                 cls > 0 && (long) cls * Refs.GRANULE >= bytes + keep; cls--) {
                 LongStack list = lists.get(cls);
                 long ref = list == null ? Refs.NULL : list.pop();
                 if (ref != Refs.NULL) {
-                    installSalvaged(ref, (long) cls * 8, keep);
+                    installSalvaged(ref, (long) cls * Refs.GRANULE);
                     return true;
                 }
             }
@@ -409,7 +419,7 @@ public final class BlockAllocator {
                     if (e.getKey() >= bytes + keep) {
                         long ref = e.getValue().pop();
                         if (ref != Refs.NULL) {
-                            installSalvaged(ref, e.getKey(), keep);
+                            installSalvaged(ref, e.getKey());
                             return true;
                         }
                     }
@@ -419,10 +429,11 @@ public final class BlockAllocator {
         return false;
     }
 
-    private void installSalvaged(long ref, long size, long keep) {
-        used.add(keep); // the tombstone stays in use; the rest is counted as it is carved
+    private void installSalvaged(long ref, long size) {
         Block block = pool.block(Refs.blockId(ref));
-        long start = Refs.offset(ref) + keep;
+        // 8-aligned, so that a client that allocates only multiples of 8 keeps 8-aligned slices
+        long start = (Refs.offset(ref) + TOMBSTONE_BYTES + 7) & ~7L;
+        used.add(start - Refs.offset(ref)); // the tombstone stays in use; the rest is counted as it is carved
         current = new Region(block, new AtomicLong(start), Refs.offset(ref) + size);
     }
 }

@@ -24,7 +24,7 @@ public final class HeaderlessSlices extends SliceManager {
 
     @Override
     public long sliceBytes(int length) {
-        return Refs.align8(Math.max(8, length));
+        return Refs.alignGranule(Math.max(8, length));
     }
 
     @Override

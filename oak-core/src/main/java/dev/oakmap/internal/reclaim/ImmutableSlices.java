@@ -13,45 +13,42 @@ import java.lang.invoke.VarHandle;
  * published, reclaimed by a {@link Nova} reclaimer, with optimistic readers.
  *
  * <h2>Layout</h2>
- * A slice is one 8-byte state word followed by the data, {@code align8(8 + length)} bytes in all,
- * starting 8-aligned. Since the data never changes there is no write sequence, and the length
- * fits in the state word beside the version; the header is two thirds the size of a value's
- * ({@link OptimisticSlices}), which saves 8 bytes on keys of most lengths:
+ * A slice is a 4-byte state word, the 4-byte length, then the data: {@code 8 + length} bytes
+ * rounded up to the 4-byte granule, at any 4-aligned start. Since the data never changes there is
+ * no write sequence, and the header is two thirds the size of a value's ({@link OptimisticSlices}):
  * <pre>
- *  63            36  35        34   31  30              0
- * +----------------+---------+-------+-----------------+
- * | version (28)   | DELETED | 0 (4) | length (31)     |
- * +----------------+---------+-------+-----------------+
+ *  31    28   27        26                0   | 4 bytes
+ * +---------+---------+--------------------+  +--------+
+ * | 0 (4)   | DELETED | version (27)       |  | length |
+ * +---------+---------+--------------------+  +--------+
  * </pre>
  * The version is the reclaimer's era when the slice was allocated; a reference carries it in its
  * aux field. A slice's word goes through two states only: live (written once, before the slice is
  * published) and deleted. Freed slices are reused only as key slices of the same size, or
- * salvaged with their first word kept as a tombstone, so the word of a slice never moves.
+ * salvaged with their first words kept as a tombstone, so the word of a slice never moves.
  *
  * <h2>Protocol and memory ordering</h2>
  * <ul>
  * <li><b>Read</b> (nothing written to shared memory): read the word with acquire, report
- *     {@link #GONE} unless it is live for the reference; the word is the read token, and the
- *     length is taken from it. Read the bytes; {@link VarHandle#acquireFence()}; re-read the
- *     word: unchanged means the slice was not deleted, and so not reused, during the read.
- * <li><b>Allocate</b>: store the new version and length (volatile), then a store-store fence so
- *     the word is visible before any byte of the new owner: a stale reader that sees new bytes
+ *     {@link #GONE} unless it is live for the reference; the word is the read token. Read the
+ *     length and the bytes; {@link VarHandle#acquireFence()}; re-read the word: unchanged means
+ *     the slice was not deleted, and so not reused, during the read.
+ * <li><b>Allocate</b>: store the new version (volatile), then a store-store fence so the word is
+ *     visible before the length or any byte of the new owner: a stale reader that sees new bytes
  *     sees the new word too, and fails.
  * <li><b>Delete</b> (only the rebalancer deletes a published key): CAS the word from live to
  *     DELETED, then hand the slice to the reclaimer. No thread ever writes a key, so nothing is
  *     announced: the reclaimer may reuse the slice after its next era increment, and every
  *     reader of the old slice fails its validation.
  * </ul>
- * Versions wrap after 2^28 eras, as in {@link OptimisticSlices}.
+ * Versions wrap after 2^27 eras, as in {@link OptimisticSlices}.
  */
 public final class ImmutableSlices extends SliceManager {
 
-    private static final VarHandle STATE = ValueLayout.JAVA_LONG.varHandle();
-    /** Bytes before the data: the state word. */
+    private static final VarHandle STATE = ValueLayout.JAVA_INT.varHandle();
+    /** Bytes before the data: the state word and the length. */
     private static final int STATE_BYTES = 8;
-    private static final long LENGTH_MASK = Integer.MAX_VALUE;
-    private static final long DELETED = 1L << 35;
-    private static final int VERSION_SHIFT = 36;
+    private static final int DELETED = 1 << 27;
 
     private final Nova nova;
 
@@ -68,7 +65,7 @@ public final class ImmutableSlices extends SliceManager {
 
     @Override
     public long sliceBytes(int length) {
-        return Refs.align8(STATE_BYTES + (long) length);
+        return Refs.alignGranule(STATE_BYTES + (long) length);
     }
 
     @Override
@@ -79,8 +76,10 @@ public final class ImmutableSlices extends SliceManager {
         long ref = allocator.allocate(sliceBytes(length), kind);
         MemorySegment seg = allocator.segment(ref);
         int version = nova.version();
-        STATE.setVolatile(seg, Refs.offset(ref), ((long) version << VERSION_SHIFT) | length);
-        VarHandle.storeStoreFence(); // the new word is visible before any byte of the new owner
+        long off = Refs.offset(ref);
+        STATE.setVolatile(seg, off, version);
+        VarHandle.storeStoreFence(); // the new word is visible before the length or any byte of the new owner
+        seg.set(ValueLayout.JAVA_INT, off + 4, length);
         return Refs.withAux(ref, version);
     }
 
@@ -88,9 +87,10 @@ public final class ImmutableSlices extends SliceManager {
     public void discard(long ref) {
         MemorySegment seg = allocator.segment(ref);
         long off = Refs.offset(ref);
-        long h = (long) STATE.getAcquire(seg, off);
+        int h = (int) STATE.getAcquire(seg, off);
+        int length = seg.get(ValueLayout.JAVA_INT, off + 4);
         STATE.setRelease(seg, off, h | DELETED);
-        allocator.free(ref, sliceBytes(lengthOf(h)), kind); // private: no other thread holds it
+        allocator.free(ref, sliceBytes(length), kind); // private: no other thread holds it
     }
 
     @Override
@@ -105,15 +105,12 @@ public final class ImmutableSlices extends SliceManager {
 
     @Override
     public int length(MemorySegment segment, long ref) {
-        return lengthOf((long) STATE.get(segment, Refs.offset(ref)));
+        return segment.get(ValueLayout.JAVA_INT, Refs.offset(ref) + 4);
     }
 
-    private static int lengthOf(long state) {
-        return (int) (state & LENGTH_MASK);
-    }
-
-    private static boolean liveFor(long state, long ref) {
-        return (state & DELETED) == 0 && (int) (state >>> VERSION_SHIFT) == Refs.aux(ref);
+    /** A live word is the reference's version alone: no DELETED bit, nothing else set. */
+    private static boolean liveFor(int state, long ref) {
+        return state == Refs.aux(ref);
     }
 
     @Override
@@ -121,7 +118,10 @@ public final class ImmutableSlices extends SliceManager {
         return liveToken(ref) != GONE;
     }
 
-    /** The state word is the token: a live word never equals {@link #GONE} or {@link #NO_TOKEN}. */
+    /**
+     * The state word is the token, as a non-negative long: it never equals {@link #GONE} or
+     * {@link #NO_TOKEN}.
+     */
     @Override
     public long liveToken(long ref) {
         return readBegin(ref);
@@ -129,7 +129,7 @@ public final class ImmutableSlices extends SliceManager {
 
     @Override
     public long readBegin(long ref) {
-        long h = (long) STATE.getAcquire(allocator.segment(ref), Refs.offset(ref));
+        int h = (int) STATE.getAcquire(allocator.segment(ref), Refs.offset(ref));
         return liveFor(h, ref) ? h : GONE;
     }
 
@@ -140,7 +140,8 @@ public final class ImmutableSlices extends SliceManager {
 
     @Override
     public boolean readEnd(MemorySegment segment, long ref, long token) {
-        return stateUnchanged(segment, ref, token);
+        VarHandle.acquireFence(); // the reads of the length and data complete before the re-read
+        return (int) STATE.getOpaque(segment, Refs.offset(ref)) == token;
     }
 
     @Override
@@ -148,12 +149,14 @@ public final class ImmutableSlices extends SliceManager {
         MemorySegment seg = allocator.segment(ref);
         long off = Refs.offset(ref);
         while (true) {
-            long h = (long) STATE.getAcquire(seg, off);
+            int h = (int) STATE.getAcquire(seg, off);
             if (!liveFor(h, ref)) {
                 return false;
             }
+            // fixed while the slice is live; a successful CAS proves it still was, unreused
+            int length = seg.get(ValueLayout.JAVA_INT, off + 4);
             if (STATE.compareAndSet(seg, off, h, h | DELETED)) {
-                nova.retire(ref, sliceBytes(lengthOf(h)));
+                nova.retire(ref, sliceBytes(length));
                 return true;
             }
         }

@@ -14,7 +14,8 @@ import java.lang.invoke.VarHandle;
  * deleted: nobody can be inside it.
  *
  * <h2>Layout</h2>
- * A 12-byte header (an aligned 8-byte state word, then the length as an int) before the data:
+ * A 12-byte header (an aligned 8-byte state word and the length as an int, in the order that
+ * aligns the word: see {@link SliceManager#HEADER_BYTES}) before the data:
  * <pre>
  *  63            36  35        34       33              0   | 4 bytes
  * +----------------+---------+--------+-----------------+  +--------+
@@ -48,14 +49,14 @@ public final class LockBasedSlices extends SliceManager {
 
     @Override
     public long sliceBytes(int length) {
-        return Refs.align8(HEADER_BYTES + (long) length);
+        return Refs.alignGranule(HEADER_BYTES + (long) length);
     }
 
     @Override
     public long allocate(int length) {
         long ref = allocator.allocate(sliceBytes(length), kind);
         MemorySegment seg = allocator.segment(ref);
-        long off = Refs.offset(ref);
+        long off = stateOffset(ref);
         long old = (long) STATE.getVolatile(seg, off); // zero for fresh memory
         int version = (version(old) + 1) & Refs.MAX_AUX;
         if (version == 0) {
@@ -63,16 +64,16 @@ public final class LockBasedSlices extends SliceManager {
         }
         STATE.setVolatile(seg, off, (long) version << VERSION_SHIFT);
         VarHandle.storeStoreFence(); // the new version is visible before any byte of the new owner
-        seg.set(ValueLayout.JAVA_INT, off + 8, length);
+        seg.set(ValueLayout.JAVA_INT, lengthOffset(ref), length);
         return Refs.withAux(ref, version);
     }
 
     @Override
     public void discard(long ref) {
         MemorySegment seg = allocator.segment(ref);
-        long off = Refs.offset(ref);
+        long off = stateOffset(ref);
         long h = (long) STATE.getAcquire(seg, off);
-        int length = seg.get(ValueLayout.JAVA_INT, off + 8);
+        int length = seg.get(ValueLayout.JAVA_INT, lengthOffset(ref));
         STATE.setRelease(seg, off, (h & ~(READERS | WRITER)) | DELETED);
         allocator.free(ref, sliceBytes(length), kind);
     }
@@ -89,7 +90,7 @@ public final class LockBasedSlices extends SliceManager {
 
     @Override
     public int length(MemorySegment segment, long ref) {
-        return segment.get(ValueLayout.JAVA_INT, Refs.offset(ref) + 8);
+        return segment.get(ValueLayout.JAVA_INT, lengthOffset(ref));
     }
 
     private static int version(long state) {
@@ -102,13 +103,13 @@ public final class LockBasedSlices extends SliceManager {
 
     @Override
     public boolean isLive(long ref) {
-        return liveFor((long) STATE.getAcquire(allocator.segment(ref), Refs.offset(ref)), ref);
+        return liveFor((long) STATE.getAcquire(allocator.segment(ref), stateOffset(ref)), ref);
     }
 
     @Override
     public long readBegin(long ref) {
         MemorySegment seg = allocator.segment(ref);
-        long off = Refs.offset(ref);
+        long off = stateOffset(ref);
         for (int spins = 0; ; spins++) {
             long h = (long) STATE.getVolatile(seg, off);
             if (!liveFor(h, ref)) {
@@ -124,7 +125,7 @@ public final class LockBasedSlices extends SliceManager {
     @Override
     public boolean readEnd(long ref, long token) {
         MemorySegment seg = allocator.segment(ref);
-        long off = Refs.offset(ref);
+        long off = stateOffset(ref);
         while (true) { // the version cannot change while we are counted: just drop our count
             long h = (long) STATE.getVolatile(seg, off);
             if (STATE.compareAndSet(seg, off, h, h - 1)) {
@@ -136,7 +137,7 @@ public final class LockBasedSlices extends SliceManager {
     @Override
     public long lockWrite(long ref) {
         MemorySegment seg = allocator.segment(ref);
-        long off = Refs.offset(ref);
+        long off = stateOffset(ref);
         for (int spins = 0; ; spins++) {
             long h = (long) STATE.getVolatile(seg, off);
             if (!liveFor(h, ref)) {
@@ -151,21 +152,21 @@ public final class LockBasedSlices extends SliceManager {
 
     @Override
     public void unlock(long ref, long locked) {
-        STATE.setRelease(allocator.segment(ref), Refs.offset(ref), locked & ~WRITER);
+        STATE.setRelease(allocator.segment(ref), stateOffset(ref), locked & ~WRITER);
     }
 
     @Override
     public void unlock(long ref, long locked, int newLength) {
         MemorySegment seg = allocator.segment(ref);
-        seg.set(ValueLayout.JAVA_INT, Refs.offset(ref) + 8, newLength);
-        STATE.setRelease(seg, Refs.offset(ref), locked & ~WRITER);
+        seg.set(ValueLayout.JAVA_INT, lengthOffset(ref), newLength);
+        STATE.setRelease(seg, stateOffset(ref), locked & ~WRITER);
     }
 
     @Override
     public void deleteLocked(long ref, long locked) {
         MemorySegment seg = allocator.segment(ref);
-        int length = seg.get(ValueLayout.JAVA_INT, Refs.offset(ref) + 8);
-        STATE.setRelease(seg, Refs.offset(ref), (locked & ~WRITER) | DELETED);
+        int length = seg.get(ValueLayout.JAVA_INT, lengthOffset(ref));
+        STATE.setRelease(seg, stateOffset(ref), (locked & ~WRITER) | DELETED);
         allocator.free(ref, sliceBytes(length), kind);
     }
 }

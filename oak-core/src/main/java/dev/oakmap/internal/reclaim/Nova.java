@@ -113,7 +113,7 @@ public final class Nova {
         return p;
     }
 
-    /** @return the version for a slice allocated now: the era, in the 28 bits a reference holds (never 0) */
+    /** @return the version for a slice allocated now: the era, in the 27 bits a reference holds (never 0) */
     public int version() {
         int v = era.get() & Refs.MAX_AUX;
         return v == 0 ? 1 : v;

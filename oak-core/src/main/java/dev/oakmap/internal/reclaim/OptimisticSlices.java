@@ -16,10 +16,11 @@ import java.lang.invoke.VarHandle;
  * ({@link ImmutableSlices}).
  *
  * <h2>Layout</h2>
- * A slice is a 12-byte header followed by the data, {@code align8(12 + length)} bytes in all,
- * starting 8-aligned. The header is an 8-byte <em>state word</em>, always accessed with the
- * aligned {@link ValueLayout#JAVA_LONG} layout (so it never straddles a cache line), then the
- * length as a plain 4-byte int:
+ * A slice is a 12-byte header followed by the data, {@code 12 + length} bytes rounded up to the
+ * 4-byte granule, at any 4-aligned start. The header is an 8-byte <em>state word</em>, always
+ * accessed with the aligned {@link ValueLayout#JAVA_LONG} layout (so it never straddles a cache
+ * line), and the length as a plain 4-byte int, in the order that aligns the word: the word first
+ * if the slice starts 8-aligned, the length first otherwise ({@link SliceManager#stateOffset}):
  * <pre>
  *  63            36  35        34                 0   | 4 bytes
  * +----------------+---------+---------------------+  +--------+
@@ -47,9 +48,9 @@ import java.lang.invoke.VarHandle;
  *     version, so every stale reference fails its version check. Headers never move: the
  *     allocator reuses a slice only as a slice of the same size and kind.
  * </ul>
- * Versions wrap after 2^28 eras; a reference held across that many reclamation rounds could be
- * fooled, which we accept. Write sequences wrap after 2^34 writes, far more than can happen
- * during one read.
+ * Versions (the 27 bits of a reference's aux field, kept in a 28-bit field) wrap after 2^27
+ * eras; a reference held across that many reclamation rounds could be fooled, which we accept.
+ * Write sequences wrap after 2^34 writes, far more than can happen during one read.
  */
 public final class OptimisticSlices extends SliceManager {
 
@@ -75,27 +76,27 @@ public final class OptimisticSlices extends SliceManager {
 
     @Override
     public long sliceBytes(int length) {
-        return Refs.align8(HEADER_BYTES + (long) length);
+        return Refs.alignGranule(HEADER_BYTES + (long) length);
     }
 
     @Override
     public long allocate(int length) {
         long ref = allocator.allocate(sliceBytes(length), kind);
         MemorySegment seg = allocator.segment(ref);
-        long off = Refs.offset(ref);
+        long off = stateOffset(ref);
         int version = nova == null ? 1 : nova.version();
         STATE.setVolatile(seg, off, (long) version << VERSION_SHIFT);
         VarHandle.storeStoreFence(); // the new version is visible before any byte of the new owner
-        seg.set(ValueLayout.JAVA_INT, off + 8, length);
+        seg.set(ValueLayout.JAVA_INT, lengthOffset(ref), length);
         return Refs.withAux(ref, version);
     }
 
     @Override
     public void discard(long ref) {
         MemorySegment seg = allocator.segment(ref);
-        long off = Refs.offset(ref);
+        long off = stateOffset(ref);
         long h = (long) STATE.getAcquire(seg, off);
-        int length = seg.get(ValueLayout.JAVA_INT, off + 8);
+        int length = seg.get(ValueLayout.JAVA_INT, lengthOffset(ref));
         STATE.setRelease(seg, off, (h & ~SEQ_MASK) | DELETED);
         allocator.free(ref, sliceBytes(length), kind); // private: no other thread holds it
     }
@@ -112,7 +113,7 @@ public final class OptimisticSlices extends SliceManager {
 
     @Override
     public int length(MemorySegment segment, long ref) {
-        return segment.get(ValueLayout.JAVA_INT, Refs.offset(ref) + 8);
+        return segment.get(ValueLayout.JAVA_INT, lengthOffset(ref));
     }
 
     private static int version(long state) {
@@ -143,7 +144,7 @@ public final class OptimisticSlices extends SliceManager {
      */
     @Override
     public long liveToken(long ref) {
-        long h = (long) STATE.getAcquire(allocator.segment(ref), Refs.offset(ref));
+        long h = (long) STATE.getAcquire(allocator.segment(ref), stateOffset(ref));
         if (!liveFor(h, ref)) {
             return GONE;
         }
@@ -153,7 +154,7 @@ public final class OptimisticSlices extends SliceManager {
     @Override
     public long readBegin(long ref) {
         MemorySegment seg = allocator.segment(ref);
-        long off = Refs.offset(ref);
+        long off = stateOffset(ref);
         for (int spins = 0; ; spins++) {
             long h = (long) STATE.getAcquire(seg, off);
             if (!liveFor(h, ref)) {
@@ -179,7 +180,7 @@ public final class OptimisticSlices extends SliceManager {
     @Override
     public long lockWrite(long ref) {
         MemorySegment seg = allocator.segment(ref);
-        long off = Refs.offset(ref);
+        long off = stateOffset(ref);
         if (nova != null) {
             nova.announce(ref);
         }
@@ -207,23 +208,23 @@ public final class OptimisticSlices extends SliceManager {
 
     @Override
     public void unlock(long ref, long locked) {
-        STATE.setRelease(allocator.segment(ref), Refs.offset(ref), nextSeq(locked));
+        STATE.setRelease(allocator.segment(ref), stateOffset(ref), nextSeq(locked));
         withdraw();
     }
 
     @Override
     public void unlock(long ref, long locked, int newLength) {
         MemorySegment seg = allocator.segment(ref);
-        seg.set(ValueLayout.JAVA_INT, Refs.offset(ref) + 8, newLength);
-        STATE.setRelease(seg, Refs.offset(ref), nextSeq(locked));
+        seg.set(ValueLayout.JAVA_INT, lengthOffset(ref), newLength);
+        STATE.setRelease(seg, stateOffset(ref), nextSeq(locked));
         withdraw();
     }
 
     @Override
     public void deleteLocked(long ref, long locked) {
         MemorySegment seg = allocator.segment(ref);
-        int length = seg.get(ValueLayout.JAVA_INT, Refs.offset(ref) + 8);
-        STATE.setRelease(seg, Refs.offset(ref), nextSeq(locked) | DELETED);
+        int length = seg.get(ValueLayout.JAVA_INT, lengthOffset(ref));
+        STATE.setRelease(seg, stateOffset(ref), nextSeq(locked) | DELETED);
         withdraw();
         if (nova != null) {
             nova.retire(ref, sliceBytes(length));

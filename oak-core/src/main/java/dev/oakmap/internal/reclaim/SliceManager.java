@@ -40,8 +40,11 @@ public abstract sealed class SliceManager permits OptimisticSlices, ImmutableSli
     public static final long NO_TOKEN = -2L;
 
     /**
-     * Size of a slice header that holds a state word and a length apart: an aligned 8-byte state
-     * word, then a 4-byte length. Immutable and header-less slices have smaller headers.
+     * Size of a slice header that holds a state word and a length apart: an 8-byte state word,
+     * aligned for atomic access, and a 4-byte length. Slices start 4-aligned, so the order
+     * follows the start: the word first at an 8-aligned start, the length first otherwise (see
+     * {@link #stateOffset}, {@link #lengthOffset}); the data follows either way. Immutable and
+     * header-less slices have smaller headers.
      */
     public static final int HEADER_BYTES = 12;
 
@@ -191,13 +194,29 @@ public abstract sealed class SliceManager permits OptimisticSlices, ImmutableSli
     }
 
     /**
-     * Ends an optimistic read that started from {@code token}, the slice's state word (an aligned
-     * 8-byte word at the slice's start): true if the word is unchanged, so nothing wrote, deleted
-     * or reused the slice since. The acquire fence orders the reads of the data before the re-read.
+     * Ends an optimistic read that started from {@code token}, the state word of a
+     * {@link #HEADER_BYTES} header: true if the word is unchanged, so nothing wrote, deleted or
+     * reused the slice since. The acquire fence orders the reads of the data before the re-read.
      */
     static boolean stateUnchanged(MemorySegment segment, long ref, long token) {
         VarHandle.acquireFence();
-        return (long) STATE_WORD.getOpaque(segment, Refs.offset(ref)) == token;
+        return (long) STATE_WORD.getOpaque(segment, stateOffset(ref)) == token;
+    }
+
+    /**
+     * @return the offset of the 8-byte state word of a {@link #HEADER_BYTES} header: the slice's
+     *     start if it is 8-aligned, else 4 bytes on (blocks are page-aligned, so offsets in a block
+     *     have the alignment of addresses)
+     */
+    static long stateOffset(long ref) {
+        long off = Refs.offset(ref);
+        return off + (off & 4);
+    }
+
+    /** @return the offset of the 4-byte length of a {@link #HEADER_BYTES} header: after the word, or before it */
+    static long lengthOffset(long ref) {
+        long off = Refs.offset(ref);
+        return off + 8 - 2 * (off & 4);
     }
 
     private static final VarHandle STATE_WORD = java.lang.foreign.ValueLayout.JAVA_LONG.varHandle();

@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Nova key slices ({@link ImmutableSlices}): an 8-byte header holding version and length, reads
+ * Nova key slices ({@link ImmutableSlices}): an 8-byte header, a state word and the length, reads
  * validated against deletion and reuse, deletion by CAS, and no writes.
  */
 class ImmutableSlicesTest {
@@ -51,21 +51,25 @@ class ImmutableSlicesTest {
     }
 
     @Test
-    void theHeaderIsOneWordHoldingTheLength() {
+    void theHeaderIsAWordAndTheLength() {
         assertEquals(8, slices.headerBytes());
-        assertEquals(104, slices.sliceBytes(96), "a 96-byte key: 8 + 96, where a 12-byte header made 112");
+        assertEquals(108, slices.sliceBytes(100), "a 100-byte key: 8 + 100, where a 12-byte header and 8-byte granule made 112");
         assertEquals(24, slices.sliceBytes(16));
         assertEquals(8, slices.sliceBytes(0));
-        for (int length : new int[] {0, 1, 7, 8, 100, 4093, 1 << 15}) {
+        assertEquals(12, slices.sliceBytes(1));
+        boolean sawUnaligned = false;
+        for (int length : new int[] {0, 1, 7, 8, 100, 4093, 1 << 15, 4, 20}) {
             long ref = slices.allocate(length);
+            sawUnaligned |= Refs.offset(ref) % 8 != 0;
             assertEquals(length, slices.length(ref));
             assertEquals(Refs.offset(ref) + 8, slices.dataOffset(ref));
-            assertEquals(0, slices.dataOffset(ref) % 8, "data starts 8-aligned");
+            assertEquals(0, Refs.offset(ref) % 4, "slices start 4-aligned");
             long token = slices.readBegin(ref);
             assertNotEquals(SliceManager.GONE, token);
             assertEquals(token, slices.liveToken(ref));
             assertTrue(slices.readEnd(ref, token));
         }
+        assertTrue(sawUnaligned, "some slices start 4 bytes off an 8-byte boundary");
         assertThrows(IllegalArgumentException.class, () -> slices.allocate(-1));
     }
 
