@@ -85,9 +85,9 @@ final class Rebalancer {
      * {@link #lock}): allocating and zeroing them anew cost as much as building the chunks.
      */
     private final Entries liveBuffer = new Entries(16);
+    private final Entries droppedBuffer = new Entries(16);
     /** Entries copied into replacement chunks so far; written under {@link #lock}, read racily. */
     private volatile long entriesCopied;
-    private final Entries droppedBuffer = new Entries(16);
 
     /**
      * @param hazards keys that scans read in place: deleted only once no scan protects them
