@@ -43,6 +43,9 @@ public interface OakScopedWriteBuffer extends OakScopedReadBuffer {
 
     /**
      * A writable {@link MemorySegment} over exactly this slice, valid only inside the callback.
+     * Do not rely on its alignment (an off-heap slice is aligned to 4 bytes only, and a segment
+     * over a {@code byte[]} to 1): read and write multi-byte values with unaligned layouts, such
+     * as {@link java.lang.foreign.ValueLayout#JAVA_LONG_UNALIGNED}; an aligned layout may throw.
      *
      * @return a segment of {@link #capacity()} bytes
      */
