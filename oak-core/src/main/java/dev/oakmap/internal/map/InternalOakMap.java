@@ -742,13 +742,17 @@ public final class InternalOakMap<K, V> {
      */
     private void rebalance(Chunk c) {
         rebalancer.rebalance(c);
+        decideLookAhead();
+    }
+
+    private void decideLookAhead() {
         scansLookAhead = allocator.usedBytes() >= lookAheadFrom;
     }
 
     /** For tests: scans look ahead from {@code bytes} of off-heap data on, decided now and after each rebalance. */
     void lookAheadFrom(long bytes) {
         lookAheadFrom = bytes;
-        scansLookAhead = allocator.usedBytes() >= bytes;
+        decideLookAhead();
     }
 
     /**

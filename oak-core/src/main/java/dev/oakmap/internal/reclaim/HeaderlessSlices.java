@@ -4,6 +4,8 @@ import dev.oakmap.MemoryScheme;
 import dev.oakmap.internal.memory.BlockAllocator;
 import dev.oakmap.internal.memory.Refs;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * The {@link MemoryScheme#GROW_ONLY} scheme for keys: immutable slices with no header at all; a
  * reference carries the length in its aux field. Published slices are never deleted or reused
@@ -40,13 +42,11 @@ public final class HeaderlessSlices extends SliceManager {
         allocator.free(ref, sliceBytes(Refs.aux(ref)), kind);
     }
 
-    @Override public long dataOffset(long ref) { return Refs.offset(ref); }
-
-    @Override public int length(long ref) { return Refs.aux(ref); }
+    @Override public int length(MemorySegment segment, long ref) { return Refs.aux(ref); }
 
     @Override public long readBegin(long ref) { return 0; }
 
-    @Override public boolean readEnd(long ref, long token) { return true; }
+    @Override public boolean readEnd(MemorySegment segment, long ref, long token) { return true; }
 
     @Override public boolean isLive(long ref) { return true; }
 

@@ -48,6 +48,8 @@ public final class ImmutableSlices extends SliceManager {
     private static final VarHandle STATE = ValueLayout.JAVA_INT.varHandle();
     /** Bytes before the data: the state word and the length. */
     private static final int STATE_BYTES = 8;
+    /** Where the length sits, after the 4-byte state word. */
+    private static final int LENGTH_AT = 4;
     private static final int DELETED = 1 << 27;
 
     private final Nova nova;
@@ -79,7 +81,7 @@ public final class ImmutableSlices extends SliceManager {
         long off = Refs.offset(ref);
         STATE.setVolatile(seg, off, version);
         VarHandle.storeStoreFence(); // the new word is visible before the length or any byte of the new owner
-        seg.set(ValueLayout.JAVA_INT, off + 4, length);
+        seg.set(ValueLayout.JAVA_INT, off + LENGTH_AT, length);
         return Refs.withAux(ref, version);
     }
 
@@ -88,24 +90,14 @@ public final class ImmutableSlices extends SliceManager {
         MemorySegment seg = allocator.segment(ref);
         long off = Refs.offset(ref);
         int h = (int) STATE.getAcquire(seg, off);
-        int length = seg.get(ValueLayout.JAVA_INT, off + 4);
+        int length = seg.get(ValueLayout.JAVA_INT, off + LENGTH_AT);
         STATE.setRelease(seg, off, h | DELETED);
         allocator.free(ref, sliceBytes(length), kind); // private: no other thread holds it
     }
 
     @Override
-    public long dataOffset(long ref) {
-        return Refs.offset(ref) + STATE_BYTES;
-    }
-
-    @Override
-    public int length(long ref) {
-        return length(allocator.segment(ref), ref);
-    }
-
-    @Override
     public int length(MemorySegment segment, long ref) {
-        return segment.get(ValueLayout.JAVA_INT, Refs.offset(ref) + 4);
+        return segment.get(ValueLayout.JAVA_INT, Refs.offset(ref) + LENGTH_AT);
     }
 
     /** A live word is the reference's version alone: no DELETED bit, nothing else set. */
@@ -134,11 +126,6 @@ public final class ImmutableSlices extends SliceManager {
     }
 
     @Override
-    public boolean readEnd(long ref, long token) {
-        return readEnd(allocator.segment(ref), ref, token);
-    }
-
-    @Override
     public boolean readEnd(MemorySegment segment, long ref, long token) {
         VarHandle.acquireFence(); // the reads of the length and data complete before the re-read
         return (int) STATE.getOpaque(segment, Refs.offset(ref)) == token;
@@ -154,7 +141,7 @@ public final class ImmutableSlices extends SliceManager {
                 return false;
             }
             // fixed while the slice is live; a successful CAS proves it still was, unreused
-            int length = seg.get(ValueLayout.JAVA_INT, off + 4);
+            int length = seg.get(ValueLayout.JAVA_INT, off + LENGTH_AT);
             if (STATE.compareAndSet(seg, off, h, h | DELETED)) {
                 nova.retire(ref, sliceBytes(length));
                 return true;

@@ -79,16 +79,6 @@ public final class LockBasedSlices extends SliceManager {
     }
 
     @Override
-    public long dataOffset(long ref) {
-        return Refs.offset(ref) + HEADER_BYTES;
-    }
-
-    @Override
-    public int length(long ref) {
-        return length(allocator.segment(ref), ref);
-    }
-
-    @Override
     public int length(MemorySegment segment, long ref) {
         return segment.get(ValueLayout.JAVA_INT, lengthOffset(ref));
     }
@@ -123,8 +113,7 @@ public final class LockBasedSlices extends SliceManager {
     }
 
     @Override
-    public boolean readEnd(long ref, long token) {
-        MemorySegment seg = allocator.segment(ref);
+    public boolean readEnd(MemorySegment seg, long ref, long token) {
         long off = stateOffset(ref);
         while (true) { // the version cannot change while we are counted: just drop our count
             long h = (long) STATE.getVolatile(seg, off);

@@ -102,16 +102,6 @@ public final class OptimisticSlices extends SliceManager {
     }
 
     @Override
-    public long dataOffset(long ref) {
-        return Refs.offset(ref) + HEADER_BYTES;
-    }
-
-    @Override
-    public int length(long ref) {
-        return length(allocator.segment(ref), ref);
-    }
-
-    @Override
     public int length(MemorySegment segment, long ref) {
         return segment.get(ValueLayout.JAVA_INT, lengthOffset(ref));
     }
@@ -165,11 +155,6 @@ public final class OptimisticSlices extends SliceManager {
             }
             backOff(spins);
         }
-    }
-
-    @Override
-    public boolean readEnd(long ref, long token) {
-        return readEnd(allocator.segment(ref), ref, token);
     }
 
     @Override

@@ -105,33 +105,35 @@ public abstract sealed class SliceManager permits OptimisticSlices, ImmutableSli
         return allocator.segment(ref);
     }
 
-    /** @return the offset of the first data byte of {@code ref} in its segment */
-    public abstract long dataOffset(long ref);
+    /** @return the offset of the first data byte of {@code ref} in its segment: after the header */
+    public final long dataOffset(long ref) {
+        return Refs.offset(ref) + headerBytes();
+    }
 
     /**
      * @return the data length; meaningful under the write lock, for a private slice, or inside a
      *     read (to be validated like the bytes)
      */
-    public abstract int length(long ref);
+    public final int length(long ref) {
+        return length(allocator.segment(ref), ref);
+    }
 
     /**
      * {@link #length(long)} for a caller that holds the slice's segment already (a view reading
      * in a loop): one chain of dependent loads, from the manager to the block's segment, less.
      */
-    public int length(MemorySegment segment, long ref) {
-        return length(ref);
-    }
-
-    /** {@link #readEnd(long, long)} for a caller that holds the slice's segment already. */
-    public boolean readEnd(MemorySegment segment, long ref, long token) {
-        return readEnd(ref, token);
-    }
+    public abstract int length(MemorySegment segment, long ref);
 
     /** @return a token for {@link #readEnd}, or {@link #GONE} if {@code ref} is not live */
     public abstract long readBegin(long ref);
 
     /** Ends a read. @return true if what was read between the two calls is the slice's, untorn */
-    public abstract boolean readEnd(long ref, long token);
+    public final boolean readEnd(long ref, long token) {
+        return readEnd(allocator.segment(ref), ref, token);
+    }
+
+    /** {@link #readEnd(long, long)} for a caller that holds the slice's segment already. */
+    public abstract boolean readEnd(MemorySegment segment, long ref, long token);
 
     /** @return true if {@code ref} is live right now (a snapshot) */
     public abstract boolean isLive(long ref);
