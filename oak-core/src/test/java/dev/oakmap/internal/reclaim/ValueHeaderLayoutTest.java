@@ -12,10 +12,13 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -87,6 +90,67 @@ class ValueHeaderLayoutTest {
                 }
                 assertTrue(slices.readEnd(ref, token), "slice " + i);
             }
+        } finally {
+            allocator.close();
+        }
+    }
+
+    /**
+     * A writer rewrites slices of both alignments in place, each time with one byte value over
+     * the whole slice, while a reader reads them: every read that validates must have seen one
+     * write whole, never a mix of two (nor header bytes taken for data).
+     */
+    @ParameterizedTest
+    @EnumSource(MemoryScheme.class)
+    void validatedReadsOfBothAlignmentsAreNeverTorn(MemoryScheme scheme) throws Exception {
+        BlockAllocator allocator = new BlockAllocator(BlockPool.shared(), 1 << 16, 1 << 20);
+        try {
+            SliceManager slices = SliceManager.create(scheme, allocator, BlockAllocator.Kind.VALUE);
+            List<Long> refs = new ArrayList<>();
+            int[] starts = new int[2];
+            for (int i = 0; i < 16; i++) {
+                long ref = slices.allocate(i % 2 == 0 ? 60 : 64); // 72 and 76 bytes: starts alternate
+                starts[(int) (Refs.offset(ref) % 8) / 4]++;
+                fill(slices, ref, slices.length(ref), (byte) 0);
+                refs.add(ref);
+            }
+            assertTrue(starts[0] > 0 && starts[1] > 0, "both alignments: " + starts[0] + " / " + starts[1]);
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicReference<String> torn = new AtomicReference<>();
+            Thread writer = Thread.ofPlatform().start(() -> {
+                for (int round = 1; !stop.get(); round++) {
+                    for (long ref : refs) {
+                        long locked = slices.lockWrite(ref);
+                        fill(slices, ref, slices.length(ref), (byte) round);
+                        slices.unlock(ref, locked);
+                    }
+                }
+            });
+            long validated = 0;
+            long deadline = System.nanoTime() + 300_000_000L;
+            while (System.nanoTime() < deadline && torn.get() == null) {
+                for (long ref : refs) {
+                    long token = slices.readBegin(ref);
+                    assertNotEquals(SliceManager.GONE, token);
+                    MemorySegment seg = slices.segment(ref);
+                    int length = slices.length(ref);
+                    byte first = seg.get(ValueLayout.JAVA_BYTE, slices.dataOffset(ref));
+                    boolean uniform = length == 60 || length == 64;
+                    for (int b = 1; b < length && uniform && b < 64; b++) {
+                        uniform = seg.get(ValueLayout.JAVA_BYTE, slices.dataOffset(ref) + b) == first;
+                    }
+                    if (slices.readEnd(ref, token)) {
+                        validated++;
+                        if (!uniform) {
+                            torn.set("a validated read saw a torn slice at offset " + Refs.offset(ref));
+                        }
+                    }
+                }
+            }
+            stop.set(true);
+            writer.join();
+            assertNull(torn.get());
+            assertTrue(validated > 0, "no read validated");
         } finally {
             allocator.close();
         }
