@@ -1,5 +1,7 @@
 package dev.oakmap;
 
+import dev.oakmap.internal.chunk.Chunk;
+
 import java.util.Objects;
 
 /**
@@ -80,10 +82,13 @@ public final class OakMapBuilder<K, V> {
         return this;
     }
 
-    /** Entries per chunk, at least 4. Default {@link #DEFAULT_CHUNK_CAPACITY}. */
+    /**
+     * Entries per chunk, from 4 to 65,535 (entries are linked by 16-bit indexes). Default
+     * {@link #DEFAULT_CHUNK_CAPACITY}.
+     */
     public OakMapBuilder<K, V> chunkCapacity(int entries) {
-        if (entries < 4 || entries > (1 << 24)) {
-            throw new IllegalArgumentException("chunk capacity must be between 4 and 2^24: " + entries);
+        if (entries < 4 || entries > Chunk.MAX_CAPACITY) {
+            throw new IllegalArgumentException("chunk capacity must be between 4 and " + Chunk.MAX_CAPACITY + ": " + entries);
         }
         this.chunkCapacity = entries;
         return this;

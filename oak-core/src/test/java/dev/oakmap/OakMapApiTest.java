@@ -849,4 +849,38 @@ class OakMapApiTest {
         assertEquals(Integer.hashCode(15) ^ "fifteen".hashCode(), m.hashCode());
         assertEquals("{15=fifteen}", tail.descendingMap().toString());
     }
+
+    // ------------------------------------------------------------------------------------------
+    // Chunk capacity bounds
+    // ------------------------------------------------------------------------------------------
+
+    @Test
+    void chunkCapacityOutsideTheLinkRangeIsRejected() {
+        OakMapBuilder<Integer, Long> b = TestMaps.builder(TestMaps.LONG_VAL, 4);
+        IllegalArgumentException tooBig = assertThrows(IllegalArgumentException.class, () -> b.chunkCapacity(65_536));
+        assertTrue(tooBig.getMessage().contains("65535"), tooBig.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> b.chunkCapacity(3));
+    }
+
+    /**
+     * Chunks of the largest capacity link entries whose indexes need all 16 bits of a link (above
+     * 32,767 as well): random insertions fill their unsorted slots up to 65,535, then the map is
+     * compared with a sorted model both ways.
+     */
+    @Test
+    void largestChunksKeepEveryEntryInOrder() {
+        OakMap<Integer, Long> map = TestMaps.builder(TestMaps.LONG_VAL, 65_535).memoryCapacity(256L << 20)
+                .blockSize(4L << 20).build();
+        maps.add(map);
+        ConcurrentSkipListMap<Integer, Long> model = new ConcurrentSkipListMap<>();
+        Random rnd = new Random(65_535);
+        for (int i = 0; i < 150_000; i++) {
+            int k = rnd.nextInt(1 << 20);
+            map.put(k, (long) i);
+            model.put(k, (long) i);
+        }
+        assertEquals(model.size(), map.size());
+        assertEquals(new ArrayList<>(model.entrySet()), new ArrayList<>(map.entrySet()));
+        assertEquals(new ArrayList<>(model.descendingMap().keySet()), new ArrayList<>(map.descendingMap().keySet()));
+    }
 }

@@ -11,10 +11,10 @@ import java.lang.invoke.VarHandle;
  * <h2>Entries</h2>
  * Entries live in primitive arrays, indexed from 1: {@code refs} holds each entry's key and value
  * references side by side (a lookup that finds an entry reads both, and they share a cache line),
- * {@code prefixes} and {@code next} one element per entry. Index 0 is the head of the entries'
- * linked list and {@link #NONE} (0) also ends
- * the list. The list links every published entry in increasing key order. When a chunk is created
- * (by a rebalance), its entries {@code 1..sortedCount} hold its keys in order, each linked to the
+ * {@code prefixes} and {@code next} (16-bit links) one element per entry: 26 bytes per slot.
+ * Index 0 is the head of the entries' linked list and {@link #NONE} (0) also ends the list. The
+ * list links every published entry in increasing key order. When a chunk is created (by a
+ * rebalance), its entries {@code 1..sortedCount} hold its keys in order, each linked to the
  * one after it, so this <em>sorted prefix</em> can be binary searched. Later insertions take the
  * next free array slot ({@code allocated}, fetch-and-add) and are linked into the list with a CAS
  * on their predecessor's {@code next}, forming short "bypasses" between sorted entries. A key
@@ -58,6 +58,13 @@ public final class Chunk {
 
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
     private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
+    /**
+     * List links as unsigned 16-bit entry indexes: 2 bytes per slot instead of 4, about 2.5 bytes
+     * per pair at the usual 1.28 slots per pair. Hence {@link #MAX_CAPACITY}.
+     */
+    private static final VarHandle LINKS = MethodHandles.arrayElementVarHandle(char[].class);
+    /** The most entries a chunk may hold: entry indexes, from 1, must fit the 16-bit links. */
+    public static final int MAX_CAPACITY = Character.MAX_VALUE;
     private static final VarHandle ALLOCATED;
     private static final VarHandle PENDING;
     private static final VarHandle REMOVED;
@@ -84,7 +91,8 @@ public final class Chunk {
     private final long[] prefixes;
     /** The prefix of sorted entry {@code 1 + j * SUMMARY_STRIDE} at {@code j} (see the class comment). */
     private final long[] summary;
-    private final int[] next;
+    /** The entries list: the entry after entry {@code ei}, as an unsigned index (see {@link #LINKS}). */
+    private final char[] next;
 
     private volatile int allocated;
     /**
@@ -108,8 +116,8 @@ public final class Chunk {
      */
     public Chunk(long minKey, long minPrefix, int capacity, long[] srcKeys, long[] srcPrefixes, long[] srcValues,
                  int from, int count) {
-        if (count > capacity) {
-            throw new IllegalArgumentException(count + " > " + capacity);
+        if (count > capacity || capacity > MAX_CAPACITY) {
+            throw new IllegalArgumentException(count + " entries, capacity " + capacity + " (at most " + MAX_CAPACITY + ")");
         }
         this.minKey = minKey;
         this.minPrefix = minPrefix;
@@ -117,7 +125,7 @@ public final class Chunk {
         this.sortedCount = count;
         this.refs = new long[2 * (capacity + 1)];
         this.prefixes = new long[capacity + 1];
-        this.next = new int[capacity + 1];
+        this.next = new char[capacity + 1];
         for (int i = 0; i < count; i++) {
             refs[2 * (i + 1)] = srcKeys[from + i];
             refs[2 * (i + 1) + 1] = srcValues[from + i];
@@ -128,9 +136,9 @@ public final class Chunk {
             summary[j] = prefixes[1 + j * SUMMARY_STRIDE];
         }
         for (int i = 0; i < count; i++) {
-            next[i] = i + 1;
+            next[i] = (char) (i + 1);
         }
-        next[count] = NONE;
+        next[count] = (char) NONE;
         this.allocated = count;
         ends[0] = count;
         this.endCount = 1;
@@ -169,7 +177,7 @@ public final class Chunk {
     public long valueRef(int ei) { return (long) LONGS.getAcquire(refs, 2 * ei + 1); }
 
     /** @return the successor of entry {@code ei} (or of the head, for {@link #NONE}), read with acquire */
-    public int nextEntry(int ei) { return (int) INTS.getAcquire(next, ei); }
+    public int nextEntry(int ei) { return (char) LINKS.getAcquire(next, ei); }
 
     /** CAS of an entry's value reference; the caller must have {@linkplain #publish() published}. */
     public boolean casValue(int ei, long expected, long update) {
@@ -379,8 +387,8 @@ public final class Chunk {
                 prev = cur;
                 cur = nextEntry(cur);
             }
-            INTS.setRelease(next, ei, cur);
-            if (INTS.compareAndSet(next, prev, cur, ei)) { // release: key and next of ei visible
+            LINKS.setRelease(next, ei, (char) cur);
+            if (LINKS.compareAndSet(next, prev, (char) cur, (char) ei)) { // release: key and next of ei visible
                 if (cur == NONE) {
                     recordEnd(ei);
                 }
