@@ -244,7 +244,7 @@ public final class Cursor<K, V> {
             }
             int ei = nextEi;
             nextEi = chunk.nextEntry(ei);
-            if (lookAhead) {
+            if (lookAhead && pastQuietSteps()) {
                 prefetchAhead();
             }
             long k = chunk.keyRef(ei);
@@ -330,7 +330,7 @@ public final class Cursor<K, V> {
                 continue;
             }
             int ei = stack[--stackSize];
-            if (lookAhead && stackSize > 1) {
+            if (lookAhead && stackSize > 1 && steps > QUIET_STEPS) {
                 prefetchEntry(stack[stackSize - 2]);
             }
             long k = chunk.keyRef(ei);
@@ -389,7 +389,7 @@ public final class Cursor<K, V> {
             push(cur);
             cur = chunk.nextEntry(cur);
         }
-        if (lookAhead) {
+        if (lookAhead && pastQuietSteps()) {
             prefetchBelow(s);
         }
     }
@@ -404,10 +404,11 @@ public final class Cursor<K, V> {
             descAheadChunk = chunk;
             descAhead = s;
         }
-        int batch = descBatch;
-        if (s - descAhead > batch / 2 || descAhead == Chunk.NONE) {
+        if (s - descAhead > descLast / 2 || descAhead == Chunk.NONE) {
             return;
         }
+        int batch = descBatch;
+        descLast = batch;
         descBatch = Math.min(AHEAD, 2 * batch);
         int stop = Math.max(Chunk.NONE, descAhead - batch);
         for (int t = descAhead - 1; t >= stop; t--) {
@@ -419,6 +420,14 @@ public final class Cursor<K, V> {
         }
         touchGathered();
         descAhead = stop;
+    }
+
+    /** Counts a step. @return true once the scan has taken more than {@link #QUIET_STEPS} */
+    private boolean pastQuietSteps() {
+        if (steps > QUIET_STEPS) {
+            return true;
+        }
+        return ++steps > QUIET_STEPS;
     }
 
     private void push(int ei) {
@@ -469,32 +478,43 @@ public final class Cursor<K, V> {
     private int aheadCredit;
     /** Ascending: entries the next look-ahead batch touches; doubles up to {@link #AHEAD}. */
     private int aheadBatch = FIRST_BATCH;
+    private int aheadLast;
     /** Descending: in this chunk, the sorted entries from this index up have been touched. */
     private Chunk descAheadChunk;
     private int descAhead;
     /** Descending: sorted entries the next look-ahead batch covers; doubles up to {@link #AHEAD}. */
     private int descBatch = FIRST_BATCH;
+    private int descLast;
 
     /**
-     * The most entries one look-ahead batch touches. At 1M random pairs with huge pages, larger
-     * batches put more misses in flight (a single-threaded probe, ascending stream scans of 10K
-     * from random keys, two runs each, alternated: 97.5-98.1 ns per pair with batches up to 16,
-     * 91.9-92.9 up to 64). A zero or negative setting disables look-ahead.
+     * The most entries one look-ahead batch touches. Larger batches put more misses in flight, but
+     * the core stalls until most of a batch has arrived, and touches of entries the scan never
+     * reaches are pure loss. At 1M random pairs of 100 B / 1 KB, 10K-pair stream scans ran the
+     * same with 32 and 64 within the host's noise (alternated runs: 870-877 against 839-886
+     * scans/s ascending); with 8-byte keys and values, legacy-API scans of 100 pairs took 153-175
+     * ns per pair with 32 and 224-239 with 64, 1000 pairs 136 against 141 (single thread,
+     * {@code tailMap(k).entrySet()} from random keys, two runs each). A zero or negative setting
+     * disables look-ahead.
      */
-    static final int AHEAD = Integer.getInteger("oak.scan.ahead", 64);
-    /**
-     * Off-heap bytes in use from which scans look ahead; default half the last-level cache.
-     * Below that, a map's slices mostly stay in the caches and the touches only cost CPU (a JMH
-     * probe, ascending stream scans, per pair: 10K pairs of 16-byte keys and values 25 ns without
-     * look-ahead, 34 with; 10K pairs of 100 B and 1 KB, 11 MB in all, 32 against 40), while from
-     * the cache's size on they pay (25K such pairs, 28 MB: 53 against 46 ns).
-     */
+    static final int AHEAD = Integer.getInteger("oak.scan.ahead", 32);
     static final long LOOK_AHEAD_FROM = Long.getLong("oak.scan.aheadFrom", lastLevelCacheBytes() / 2);
     /**
-     * The first batch of a scan: batches start small and double, so a scan that stops after a few
-     * mappings does not pay for touching {@link #AHEAD} of them.
+     * The first batch of a scan: batches start small and double, each issued once half of the
+     * one before has been consumed, so a scan never touches much more than twice what it reads.
+     * A scan that stops after a few mappings does not pay for {@link #AHEAD} of them: with 8-byte
+     * keys and values at 1M pairs, a legacy-API scan of 10 pairs from a random key took 5.2-5.6
+     * us when the first batch was 8 and the second, of 16, followed at the next step; 3.0 us now.
      */
-    private static final int FIRST_BATCH = Math.max(1, Math.min(8, AHEAD));
+    private static final int FIRST_BATCH = Math.max(1, Math.min(2, AHEAD));
+    /**
+     * Steps a scan takes before it starts looking ahead. An iterator advances twice for its first
+     * mapping (to return it, and to know whether there is a next), and a point-like scan (the
+     * first key of a range) stops there: touching ahead then cost it 1.5 us over the 1.0 us of
+     * the scan itself (same probe, scans of one pair).
+     */
+    private static final int QUIET_STEPS = 2;
+    /** Advances (ascending) or bypasses loaded (descending) so far, up to {@link #QUIET_STEPS} + 1. */
+    private int steps;
     /**
      * @return the size of the largest cache of the highest level that CPU 0 reports (Linux
      *     sysfs), or 32 MiB where none can be read
@@ -545,15 +565,16 @@ public final class Cursor<K, V> {
                 prefetchEntry(chunk, nextEi);
             }
         }
-        int batch = aheadBatch;
-        if (--aheadCredit > batch / 2) {
+        if (--aheadCredit > aheadLast / 2) {
             return;
         }
+        int batch = aheadBatch;
         for (int i = 0; i < batch && aheadChunk != null; i++) {
             stepAhead();
         }
         touchGathered();
         aheadCredit += batch;
+        aheadLast = batch;
         aheadBatch = Math.min(AHEAD, 2 * batch);
     }
 
