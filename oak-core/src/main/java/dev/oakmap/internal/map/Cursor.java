@@ -489,28 +489,35 @@ public final class Cursor<K, V> {
     /**
      * The most entries one look-ahead batch touches. Larger batches put more misses in flight, but
      * the core stalls until most of a batch has arrived, and touches of entries the scan never
-     * reaches are pure loss. At 1M random pairs of 100 B / 1 KB, 10K-pair stream scans ran the
-     * same with 32 and 64 within the host's noise (alternated runs: 870-877 against 839-886
-     * scans/s ascending); with 8-byte keys and values, legacy-API scans of 100 pairs took 153-175
-     * ns per pair with 32 and 224-239 with 64, 1000 pairs 136 against 141 (single thread,
-     * {@code tailMap(k).entrySet()} from random keys, two runs each). A zero or negative setting
-     * disables look-ahead.
+     * reaches are pure loss. 1M random pairs of 100 B / 1 KB, 10K-pair stream scans, alternated
+     * runs of the harness's child JVM: 887-1,031 scans/s with 32, 880-987 with 64. With 8-byte
+     * keys and values, legacy-API scans of 100 pairs (an ad-hoc probe) took 153-175 ns per pair
+     * with 32 and 224-239 with 64. A zero or negative setting disables look-ahead.
      */
     static final int AHEAD = Integer.getInteger("oak.scan.ahead", 32);
+    /**
+     * Off-heap bytes in use from which scans look ahead; default half the last-level cache.
+     * Below that, a map's slices mostly stay in the caches and the touches only cost CPU (a JMH
+     * probe, ascending stream scans, per pair: 10K pairs of 16-byte keys and values 25 ns without
+     * look-ahead, 34 with; 10K pairs of 100 B and 1 KB, 11 MB in all, 32 against 40), while from
+     * the cache's size on they pay (25K such pairs, 28 MB: 53 against 46 ns).
+     */
     static final long LOOK_AHEAD_FROM = Long.getLong("oak.scan.aheadFrom", lastLevelCacheBytes() / 2);
     /**
      * The first batch of a scan: batches start small and double, each issued once half of the
      * one before has been consumed, so a scan never touches much more than twice what it reads.
-     * A scan that stops after a few mappings does not pay for {@link #AHEAD} of them: with 8-byte
-     * keys and values at 1M pairs, a legacy-API scan of 10 pairs from a random key took 5.2-5.6
-     * us when the first batch was 8 and the second, of 16, followed at the next step; 3.0 us now.
+     * (The next batch used to follow the first at once: a 10-pair scan touched 56 entries.)
+     * Measured with the harness, 1M pairs of 16-byte keys and values, one thread, alternated
+     * runs, before / after: legacy-API scans of 10 pairs 137-151k / 285-287k scans/s (the
+     * skiplist: 272k), of 100 pairs 39-41k / 51-53k; stream scans of 100 pairs 56-62k / 76-79k
+     * (`bin/bench --map oak-legacy,cslm --workload scan-asc --key-size 16 --value-size 16 --scan 10`).
      */
     private static final int FIRST_BATCH = Math.max(1, Math.min(2, AHEAD));
     /**
      * Steps a scan takes before it starts looking ahead. An iterator advances twice for its first
      * mapping (to return it, and to know whether there is a next), and a point-like scan (the
-     * first key of a range) stops there: touching ahead then cost it 1.5 us over the 1.0 us of
-     * the scan itself (same probe, scans of one pair).
+     * first key of a range) stops there: touching ahead then more than doubled its cost (an
+     * ad-hoc probe, 1M 8-byte pairs: 1.0-1.2 us a scan of one pair without, 2.6-3.4 with).
      */
     private static final int QUIET_STEPS = 2;
     /** Advances (ascending) or bypasses loaded (descending) so far, up to {@link #QUIET_STEPS} + 1. */
