@@ -478,12 +478,14 @@ public final class Cursor<K, V> {
     private int aheadCredit;
     /** Ascending: entries the next look-ahead batch touches; doubles up to {@link #AHEAD}. */
     private int aheadBatch = FIRST_BATCH;
+    /** Ascending: the size of the last batch issued; the next goes out when half of it is left. */
     private int aheadLast;
     /** Descending: in this chunk, the sorted entries from this index up have been touched. */
     private Chunk descAheadChunk;
     private int descAhead;
     /** Descending: sorted entries the next look-ahead batch covers; doubles up to {@link #AHEAD}. */
     private int descBatch = FIRST_BATCH;
+    /** Descending: the size of the last batch issued; the next goes out when half of it is left. */
     private int descLast;
 
     /**
