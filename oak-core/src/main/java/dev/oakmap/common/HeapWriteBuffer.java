@@ -1,5 +1,6 @@
 package dev.oakmap.common;
 
+import dev.oakmap.internal.buffer.Bytes;
 import dev.oakmap.OakScopedWriteBuffer;
 
 import java.lang.foreign.MemorySegment;
@@ -54,7 +55,7 @@ final class HeapWriteBuffer implements OakScopedWriteBuffer {
     @Override
     public void getBytes(int index, byte[] dst, int offset, int length) {
         Objects.checkFromIndexSize(offset, length, dst.length);
-        MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, index, dst, offset, length);
+        Bytes.copyOut(segment, index, dst, offset, length);
     }
 
     @Override public MemorySegment segment() { return segment.asReadOnly(); }
@@ -71,7 +72,7 @@ final class HeapWriteBuffer implements OakScopedWriteBuffer {
     @Override
     public OakScopedWriteBuffer putBytes(int index, byte[] src, int offset, int length) {
         Objects.checkFromIndexSize(offset, length, src.length);
-        MemorySegment.copy(src, offset, segment, ValueLayout.JAVA_BYTE, index, length);
+        Bytes.copyIn(src, offset, segment, index, length);
         return this;
     }
 }

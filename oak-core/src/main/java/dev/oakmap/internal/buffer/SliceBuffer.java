@@ -72,7 +72,7 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
     @Override
     public void getBytes(int index, byte[] dst, int offset, int len) {
         Objects.checkFromIndexSize(offset, len, dst.length);
-        MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, at(index, len), dst, offset, len);
+        Bytes.copyOut(segment, at(index, len), dst, offset, len);
     }
 
     @Override
@@ -92,7 +92,7 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
     @Override
     public OakScopedWriteBuffer putBytes(int index, byte[] src, int offset, int len) {
         Objects.checkFromIndexSize(offset, len, src.length);
-        MemorySegment.copy(src, offset, segment, ValueLayout.JAVA_BYTE, wat(index, len), len);
+        Bytes.copyIn(src, offset, segment, wat(index, len), len);
         return this;
     }
 

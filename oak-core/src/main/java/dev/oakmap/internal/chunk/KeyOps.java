@@ -1,5 +1,6 @@
 package dev.oakmap.internal.chunk;
 
+import dev.oakmap.internal.buffer.Bytes;
 import dev.oakmap.OakComparator;
 import dev.oakmap.OakSerializer;
 import dev.oakmap.internal.buffer.Codec;
@@ -151,7 +152,7 @@ public final class KeyOps<K> {
             if (out.length < len) {
                 out = new byte[Math.max(len, out.length * 2)];
             }
-            MemorySegment.copy(seg, java.lang.foreign.ValueLayout.JAVA_BYTE, slices.dataOffset(keyRef), out, 0, len);
+            Bytes.copyOut(seg, slices.dataOffset(keyRef), out, 0, len);
         } catch (Throwable e) {
             failure = e;
         }

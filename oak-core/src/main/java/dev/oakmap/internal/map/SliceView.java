@@ -1,5 +1,6 @@
 package dev.oakmap.internal.map;
 
+import dev.oakmap.internal.buffer.Bytes;
 import dev.oakmap.DeletedMemoryAccessException;
 import dev.oakmap.OakScopedReadBuffer;
 import dev.oakmap.OakUnscopedBuffer;
@@ -209,7 +210,7 @@ final class SliceView implements OakUnscopedBuffer {
                 long h = begin();
                 long at = at(s, index, length);
                 if (at < 0) { outOfBounds(s, h, index, length); continue; }
-                MemorySegment.copy(s, ValueLayout.JAVA_BYTE, at, dst, offset, length);
+                Bytes.copyOut(s, at, dst, offset, length);
                 if (end(s, h)) return;
             }
         } catch (IllegalStateException e) {
