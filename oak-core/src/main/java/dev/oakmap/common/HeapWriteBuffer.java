@@ -1,11 +1,11 @@
 package dev.oakmap.common;
 
-import dev.oakmap.internal.buffer.Bytes;
 import dev.oakmap.OakScopedWriteBuffer;
+import dev.oakmap.internal.buffer.Bytes;
+import dev.oakmap.internal.buffer.Layouts;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import java.util.Objects;
 
 /**
@@ -14,13 +14,6 @@ import java.util.Objects;
  * comparison.
  */
 final class HeapWriteBuffer implements OakScopedWriteBuffer {
-
-    private static final ValueLayout.OfChar CHAR = ValueLayout.JAVA_CHAR_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
-    private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
-    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
-    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
-    private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
-    private static final ValueLayout.OfDouble DOUBLE = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
     private final MemorySegment segment;
 
@@ -45,12 +38,12 @@ final class HeapWriteBuffer implements OakScopedWriteBuffer {
 
     @Override public int capacity() { return (int) segment.byteSize(); }
     @Override public byte get(int index) { return segment.get(ValueLayout.JAVA_BYTE, index); }
-    @Override public char getChar(int index) { return segment.get(CHAR, index); }
-    @Override public short getShort(int index) { return segment.get(SHORT, index); }
-    @Override public int getInt(int index) { return segment.get(INT, index); }
-    @Override public long getLong(int index) { return segment.get(LONG, index); }
-    @Override public float getFloat(int index) { return segment.get(FLOAT, index); }
-    @Override public double getDouble(int index) { return segment.get(DOUBLE, index); }
+    @Override public char getChar(int index) { return segment.get(Layouts.CHAR, index); }
+    @Override public short getShort(int index) { return segment.get(Layouts.SHORT, index); }
+    @Override public int getInt(int index) { return segment.get(Layouts.INT, index); }
+    @Override public long getLong(int index) { return segment.get(Layouts.LONG, index); }
+    @Override public float getFloat(int index) { return segment.get(Layouts.FLOAT, index); }
+    @Override public double getDouble(int index) { return segment.get(Layouts.DOUBLE, index); }
 
     @Override
     public void getBytes(int index, byte[] dst, int offset, int length) {
@@ -62,12 +55,12 @@ final class HeapWriteBuffer implements OakScopedWriteBuffer {
     @Override public MemorySegment writableSegment() { return segment; }
 
     @Override public OakScopedWriteBuffer put(int index, byte value) { segment.set(ValueLayout.JAVA_BYTE, index, value); return this; }
-    @Override public OakScopedWriteBuffer putChar(int index, char value) { segment.set(CHAR, index, value); return this; }
-    @Override public OakScopedWriteBuffer putShort(int index, short value) { segment.set(SHORT, index, value); return this; }
-    @Override public OakScopedWriteBuffer putInt(int index, int value) { segment.set(INT, index, value); return this; }
-    @Override public OakScopedWriteBuffer putLong(int index, long value) { segment.set(LONG, index, value); return this; }
-    @Override public OakScopedWriteBuffer putFloat(int index, float value) { segment.set(FLOAT, index, value); return this; }
-    @Override public OakScopedWriteBuffer putDouble(int index, double value) { segment.set(DOUBLE, index, value); return this; }
+    @Override public OakScopedWriteBuffer putChar(int index, char value) { segment.set(Layouts.CHAR, index, value); return this; }
+    @Override public OakScopedWriteBuffer putShort(int index, short value) { segment.set(Layouts.SHORT, index, value); return this; }
+    @Override public OakScopedWriteBuffer putInt(int index, int value) { segment.set(Layouts.INT, index, value); return this; }
+    @Override public OakScopedWriteBuffer putLong(int index, long value) { segment.set(Layouts.LONG, index, value); return this; }
+    @Override public OakScopedWriteBuffer putFloat(int index, float value) { segment.set(Layouts.FLOAT, index, value); return this; }
+    @Override public OakScopedWriteBuffer putDouble(int index, double value) { segment.set(Layouts.DOUBLE, index, value); return this; }
 
     @Override
     public OakScopedWriteBuffer putBytes(int index, byte[] src, int offset, int length) {

@@ -1,8 +1,8 @@
 package dev.oakmap.internal.chunk;
 
-import dev.oakmap.internal.buffer.Bytes;
 import dev.oakmap.OakComparator;
 import dev.oakmap.OakSerializer;
+import dev.oakmap.internal.buffer.Bytes;
 import dev.oakmap.internal.buffer.Codec;
 import dev.oakmap.internal.buffer.SliceBuffer;
 import dev.oakmap.internal.memory.Refs;

@@ -1,9 +1,9 @@
 package dev.oakmap.internal.map;
 
-import dev.oakmap.internal.buffer.Bytes;
 import dev.oakmap.DeletedMemoryAccessException;
 import dev.oakmap.OakScopedReadBuffer;
 import dev.oakmap.OakUnscopedBuffer;
+import dev.oakmap.internal.buffer.Bytes;
 import dev.oakmap.internal.buffer.Layouts;
 import dev.oakmap.internal.buffer.SliceBuffer;
 import dev.oakmap.internal.reclaim.SliceManager;
