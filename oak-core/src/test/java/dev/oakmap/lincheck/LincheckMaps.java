@@ -37,9 +37,14 @@ final class LincheckMaps {
 
     /** A new tiny-chunk Integer to Long map; closes the map of the previous invocation. */
     static OakMap<Integer, Long> open() {
+        return open(CHUNK);
+    }
+
+    /** A new Integer to Long map with chunks of {@code chunk} entries; closes the map of the previous invocation. */
+    static OakMap<Integer, Long> open(int chunk) {
         OakMap<Integer, Long> map = new OakMapBuilder<>(OakCommonTypes.INTEGER_SERIALIZER,
                 OakCommonTypes.LONG_SERIALIZER, OakCommonTypes.INTEGER_COMPARATOR)
-                .chunkCapacity(CHUNK)
+                .chunkCapacity(chunk)
                 .blockSize(4096)
                 .memoryCapacity(1L << 20)
                 .keyMemory(keyMemory)

@@ -4,6 +4,7 @@ import dev.oakmap.internal.memory.Refs;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.function.LongPredicate;
 
 /**
  * A chunk: the on-heap metadata of a contiguous key range {@code [minKey, next.minKey)}.
@@ -42,6 +43,42 @@ import java.lang.invoke.VarHandle;
  * chunk, but they cannot receive a value, so copies ignore them. Lookups and scans go on reading
  * frozen and even released chunks: their contents stay valid.
  *
+ * <h2>Dead prefix</h2>
+ * Removing a mapping leaves its entry linked (without a live value) until a rebalance compacts
+ * the chunk, which waits until half of the entries are removed. A queue-like use (take the first
+ * key, remove it, repeat) would then walk an ever longer run of dead entries at the head of the
+ * list on every call. So the chunk keeps a hint, {@code liveFrom}: an entry before which every
+ * entry of the list is known to hold no live value; a search for the first live entry starts
+ * there instead of at the head. Two rules keep it sound, with {@code liveFrom}, {@code pending}
+ * and the value references accessed as volatile (sequentially consistent) variables:
+ * <ul>
+ * <li>A cursor that walked from the hint {@code h} (or from the head, {@code h == NONE}) past
+ *     dead entries to the first live entry {@code e} <em>proposes</em> {@code e} by a CAS from
+ *     {@code h} to a tentative {@code e}, which searches ignore. Then, if no installation is
+ *     published in the chunk ({@code pending} is zero), it walks again from {@code h} (or from
+ *     the head) to {@code e}, and only if every entry is still dead does it make the hint
+ *     {@code e}, by a CAS from the tentative value ({@link #skipDeadPrefix}).
+ * <li>Whoever installs a value into an entry (a new entry, or one whose value was removed)
+ *     publishes, then withdraws the hint, proposed or made, if the entry may come before it,
+ *     and only then CASes the value in ({@link #beforeInstall}).
+ * </ul>
+ * If the installer reads the hint after the proposal, it withdraws it before its value is
+ * visible, and the proposer's last CAS fails. Otherwise it published before the proposal; then
+ * either it is still published when the proposer checks, which gives up, or it has installed by
+ * then, and the proposer's second walk sees the value. So no hint that is made ever covers a live
+ * entry, and no search, by any thread, skips a value once it is visible. (Lincheck found the
+ * histories that ruled out simpler orders: a hint made before the second walk could be used by
+ * the installing thread itself; a hint withdrawn after the value's CAS could be used by a thread
+ * that had already seen the value.) An entry linked before the cursor's first walk started is
+ * met by its second walk, which starts from the head when the hint did. The hint is only an
+ * optimization: a proposal that fails leaves it to a later cursor.
+ *
+ * <p>The end of the list has the mirror hint for descending searches (a stack-like use, or
+ * removals of the newest keys), {@code deadAfter}: a sorted entry {@code t} such that the sorted
+ * entries after it, and the entries inserted after those, hold no live value, so a search for
+ * the last live entry starts at the bypass of {@code t} instead of that of the last sorted entry.
+ * It follows the same two rules ({@link #skipDeadSuffix}, {@link #beforeInstall}).
+ *
  * <h2>Lifecycle</h2>
  * NORMAL → frozen (being rebalanced) → released (replaced in the list and the index). Released
  * chunks are left to the garbage collector; their off-heap keys stay valid.
@@ -49,6 +86,10 @@ import java.lang.invoke.VarHandle;
 public final class Chunk {
     /** The null entry index: the list head, and the end of the list. */
     public static final int NONE = 0;
+    /** The value of {@link #deadAfter()} when there is no dead-suffix hint. */
+    public static final int NO_HINT = -1;
+    /** Marks a hint that is only proposed: searches ignore it (see "Dead prefix"). */
+    private static final int TENTATIVE = 1 << 30;
 
     private static final int FROZEN = 1 << 31;
     /** Size of the ring of recent list ends (a power of two). */
@@ -68,6 +109,8 @@ public final class Chunk {
     private static final VarHandle ALLOCATED;
     private static final VarHandle PENDING;
     private static final VarHandle REMOVED;
+    private static final VarHandle LIVE_FROM;
+    private static final VarHandle DEAD_AFTER;
 
     static {
         try {
@@ -75,6 +118,8 @@ public final class Chunk {
             ALLOCATED = l.findVarHandle(Chunk.class, "allocated", int.class);
             PENDING = l.findVarHandle(Chunk.class, "pending", int.class);
             REMOVED = l.findVarHandle(Chunk.class, "removed", int.class);
+            LIVE_FROM = l.findVarHandle(Chunk.class, "liveFrom", int.class);
+            DEAD_AFTER = l.findVarHandle(Chunk.class, "deadAfter", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -107,6 +152,13 @@ public final class Chunk {
     private volatile int pending;
     private volatile int removed;
     private volatile boolean released;
+    /** Every entry before this one in the list holds no live value; {@link #NONE}: no such hint (see "Dead prefix"). */
+    private volatile int liveFrom;
+    /**
+     * The sorted entries after this one, and their bypasses, hold no live value; {@link #NO_HINT}:
+     * no such hint (see "Dead prefix").
+     */
+    private volatile int deadAfter = NO_HINT;
     /** The next chunk in key order; changed only by the rebalancer, under the map's lock. */
     public volatile Chunk nextChunk;
 
@@ -348,6 +400,123 @@ public final class Chunk {
             cur = nextEntry(cur);
         }
         return NONE;
+    }
+
+    // ---------------------------------------------------------------- dead prefix
+
+    /** @return the dead-prefix hint (see "Dead prefix"): an entry, or {@link #NONE} for the head */
+    public int liveFrom() {
+        int h = liveFrom;
+        return (h & TENTATIVE) != 0 ? NONE : h;
+    }
+
+    /**
+     * Called by a cursor that started at hint {@code from} ({@link #NONE}: at the head) and found
+     * entry {@code live} to be the first with a live value, all entries before it being dead:
+     * proposes {@code live} as the hint, checks the skipped entries again, and makes the proposal
+     * the hint only if none of them became live and no installation withdrew it meanwhile (see
+     * "Dead prefix").
+     *
+     * @param isLive whether a value reference is live (its header says so)
+     */
+    public void skipDeadPrefix(int from, int live, LongPredicate isLive) {
+        int proposed = live | TENTATIVE;
+        if (live == NONE || !LIVE_FROM.compareAndSet(this, from, proposed)) {
+            return;
+        }
+        boolean dead = false;
+        try {
+            dead = noInstallPublished() && deadBetween(from == NONE ? nextEntry(NONE) : from, live, isLive);
+        } finally {
+            LIVE_FROM.compareAndSet(this, proposed, dead ? live : NONE); // fails if an installation withdrew it
+        }
+    }
+
+    /**
+     * @return the dead-suffix hint (see "Dead prefix"): a sorted entry whose successors in the
+     *     sorted prefix, with their bypasses, hold no live value, or {@link #NO_HINT}
+     */
+    public int deadAfter() {
+        int t = deadAfter;
+        return (t & TENTATIVE) != 0 ? NO_HINT : t;
+    }
+
+    /**
+     * Called by a descending cursor that started at the bypass of sorted entry {@code from}
+     * (the hint it read, or the last sorted entry for {@link #NO_HINT}) and found the last live
+     * entry in the bypass of sorted entry {@code s < from}, every entry after it being dead:
+     * proposes {@code s} as the hint, checks the entries it newly covers again (from sorted entry
+     * {@code s + 1} to the region the old hint covered), and makes the proposal the hint only if
+     * none of them became live and no installation withdrew it meanwhile.
+     *
+     * @param hint the hint the cursor read ({@link #NO_HINT} if none)
+     */
+    public void skipDeadSuffix(int hint, int s, LongPredicate isLive) {
+        int proposed = s | TENTATIVE;
+        if (s < NONE || s >= sortedCount || !DEAD_AFTER.compareAndSet(this, hint, proposed)) {
+            return;
+        }
+        boolean dead = false;
+        try {
+            dead = noInstallPublished() && deadBetween(s + 1, hint == NO_HINT ? NONE : hint + 1, isLive);
+        } finally {
+            DEAD_AFTER.compareAndSet(this, proposed, dead ? s : NO_HINT); // fails if an installation withdrew it
+        }
+    }
+
+    /**
+     * @return true if no operation that may install a value is published now (a volatile read,
+     *     after the proposal's CAS: see "Dead prefix")
+     */
+    private boolean noInstallPublished() {
+        return (pending & ~FROZEN) == 0;
+    }
+
+    /**
+     * The second walk of a hint's proposer, after its CAS: whether the entries from {@code from}
+     * (inclusive) to {@code to} (exclusive, {@link #NONE} for the list's end) all hold no live
+     * value. The value references are read with volatile semantics, after the proposal and the
+     * check of {@code pending}, so that they come after both in the total order.
+     */
+    private boolean deadBetween(int from, int to, LongPredicate isLive) {
+        for (int e = from; e != to; e = nextEntry(e)) {
+            if (e == NONE) {
+                return false; // "to" is not ahead: cannot happen, as lists only grow; no hint then
+            }
+            long v = (long) LONGS.getVolatile(refs, 2 * e + 1);
+            if (v != Refs.NULL && isLive.test(v)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Called by an operation that is about to install a value into entry {@code ei}: after it
+     * {@linkplain #publish() published}, before the CAS that makes the value visible. Withdraws
+     * the dead-prefix hint, proposed or made, if {@code ei} may come before it in key order, and
+     * the dead-suffix hint if {@code ei} may lie in the region it covers, so that no search skips
+     * the value (see "Dead prefix"). Prefixes decide; a tie counts against the hint.
+     */
+    public void beforeInstall(int ei) {
+        long p = prefixes[ei];
+        for (int h = liveFrom; h != NONE; h = liveFrom) {
+            int e = h & ~TENTATIVE;
+            if (e == ei || Long.compareUnsigned(p, prefixes[e]) > 0) {
+                break; // ei is the hint (searches start there), or lies after it
+            }
+            if (LIVE_FROM.compareAndSet(this, h, NONE)) {
+                break;
+            }
+        }
+        for (int t = deadAfter; t != NO_HINT; t = deadAfter) {
+            if (Long.compareUnsigned(p, prefixes[(t & ~TENTATIVE) + 1]) < 0) {
+                break; // ei lies before the region the hint covers
+            }
+            if (DEAD_AFTER.compareAndSet(this, t, NO_HINT)) {
+                break;
+            }
+        }
     }
 
     // ---------------------------------------------------------------- insertion

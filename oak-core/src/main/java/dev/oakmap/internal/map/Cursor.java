@@ -82,6 +82,21 @@ public final class Cursor<K, V> {
     private boolean done;
     /** Ascending: the next entry to examine, or NONE at the end of the chunk. */
     private int nextEi;
+    /**
+     * Ascending, after a start at a chunk's head, until the first live entry: the entry the walk
+     * started from ({@link Chunk#NONE} otherwise), and the chunk's dead-prefix hint it was read
+     * from ({@link Chunk#NONE}: the head). See {@link #endHeadRun}.
+     */
+    private int headRunStart = Chunk.NONE;
+    private int headRunHint = Chunk.NONE;
+    /**
+     * Descending, after a start at a chunk's end, until the first live entry: the sorted entry
+     * whose bypass the walk started from, and the chunk's dead-suffix hint it was read from
+     * ({@link Chunk#NO_HINT}: none). See {@link #endTailRun}.
+     */
+    private boolean inTailRun;
+    private int tailRunStart;
+    private int tailRunHint = Chunk.NO_HINT;
     /** Descending: the sorted entry whose bypass is on the stack. */
     private int sorted;
     private int[] stack = new int[16];
@@ -199,14 +214,12 @@ public final class Cursor<K, V> {
             if (hi != null) {
                 seekDescending(map.locate(hi), hi, hiInclusive);
             } else {
-                chunk = lastChunk();
-                loadBypass(chunk.sortedCount(), null, false);
+                startAtTail(lastChunk());
             }
         } else if (lo != null) {
             seekAscending(lo, loInclusive);
         } else {
-            chunk = firstChunk();
-            nextEi = chunk.nextEntry(Chunk.NONE);
+            startAtHead(firstChunk());
         }
     }
 
@@ -229,8 +242,7 @@ public final class Cursor<K, V> {
         if (!started) {
             started = true;
             if (lo == null) {
-                chunk = firstChunk();
-                nextEi = chunk.nextEntry(Chunk.NONE);
+                startAtHead(firstChunk());
             } else {
                 seekAscending(lo, loInclusive);
             }
@@ -262,9 +274,35 @@ public final class Cursor<K, V> {
             if (v == Refs.NULL) {
                 continue;
             }
+            if (headRunStart != Chunk.NONE) {
+                endHeadRun(ei);
+            }
             setCurrent(chunk, ei, k, v);
             return true;
         }
+    }
+
+    /**
+     * Positions the cursor at the start of chunk {@code c}: at its dead-prefix hint if it has one
+     * (see {@link Chunk}, "Dead prefix"), otherwise at the first entry of its list.
+     */
+    private void startAtHead(Chunk c) {
+        chunk = c;
+        int h = c.liveFrom();
+        nextEi = h != Chunk.NONE ? h : c.nextEntry(Chunk.NONE);
+        headRunHint = h;
+        headRunStart = nextEi;
+    }
+
+    /**
+     * The first live entry after a start at a chunk's head: if dead entries were passed to reach
+     * it, lets later searches start there.
+     */
+    private void endHeadRun(int live) {
+        if (live != headRunStart) {
+            chunk.skipDeadPrefix(headRunHint, live, map.liveValues());
+        }
+        headRunStart = Chunk.NONE;
     }
 
     private Chunk firstChunk() {
@@ -283,8 +321,7 @@ public final class Cursor<K, V> {
             if (n == null) {
                 return false;
             }
-            chunk = n;
-            nextEi = n.nextEntry(Chunk.NONE);
+            startAtHead(n);
             return true;
         }
         // stale links: re-locate after the last key returned (or from the lower bound)
@@ -294,14 +331,14 @@ public final class Cursor<K, V> {
             seekAscending(lo, loInclusive);
         } else {
             aheadChunk = null;
-            chunk = firstChunk();
-            nextEi = chunk.nextEntry(Chunk.NONE);
+            startAtHead(firstChunk());
         }
         return true;
     }
 
     private void seekAscending(K from, boolean inclusive) {
         aheadChunk = null;
+        headRunStart = Chunk.NONE;
         chunk = map.locate(from);
         nextEi = chunk.ceilingEntry(from, keys.prefix(from), inclusive, keys);
     }
@@ -312,8 +349,7 @@ public final class Cursor<K, V> {
         if (!started) {
             started = true;
             if (hi == null) {
-                chunk = lastChunk();
-                loadBypass(chunk.sortedCount(), null, false);
+                startAtTail(lastChunk());
             } else {
                 seekDescending(map.locate(hi), hi, hiInclusive);
             }
@@ -349,8 +385,36 @@ public final class Cursor<K, V> {
             if (v == Refs.NULL) {
                 continue;
             }
+            if (inTailRun) {
+                endTailRun();
+            }
             setCurrent(chunk, ei, k, v);
             return true;
+        }
+    }
+
+    /**
+     * Positions the cursor at the end of chunk {@code c}: at the bypass of its dead-suffix hint if
+     * it has one (see {@link Chunk}, "Dead prefix"), otherwise at that of its last sorted entry.
+     */
+    private void startAtTail(Chunk c) {
+        chunk = c;
+        int t = c.deadAfter();
+        tailRunHint = t;
+        tailRunStart = t != Chunk.NO_HINT ? t : c.sortedCount();
+        inTailRun = true;
+        loadBypass(tailRunStart, null, false);
+    }
+
+    /**
+     * The last live entry after a start at a chunk's end: if it lies in the bypass of an earlier
+     * sorted entry than the start, the sorted entries passed hold nothing live, and later
+     * searches may start below them.
+     */
+    private void endTailRun() {
+        inTailRun = false;
+        if (sorted < tailRunStart) {
+            chunk.skipDeadSuffix(tailRunHint, sorted, map.liveValues());
         }
     }
 
@@ -366,6 +430,7 @@ public final class Cursor<K, V> {
 
     /** Positions on {@code c}, below {@code bound} (inclusive or not). */
     private void seekDescending(Chunk c, K bound, boolean inclusive) {
+        inTailRun = false;
         chunk = c;
         loadBypass(c.floorSorted(bound, keys.prefix(bound), keys), bound, inclusive);
     }
@@ -444,8 +509,7 @@ public final class Cursor<K, V> {
         if (!chunk.isReleased()) {
             Chunk p = map.index().before(chunk);
             if (p != null && !p.isReleased() && !chunk.isReleased()) {
-                chunk = p;
-                loadBypass(p.sortedCount(), null, false);
+                startAtTail(p);
                 return true;
             }
         }

@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.LongPredicate;
 
 /**
  * The map algorithm: Oak's get, doPut, doIfPresent and scans over chunks (see the Oak paper,
@@ -75,6 +76,8 @@ public final class InternalOakMap<K, V> {
     private final Function<OakScopedReadBuffer, V> deserializer;
     private final BlockAllocator allocator;
     private final SliceManager values;
+    /** Whether a value reference is live: for {@link Chunk#skipDeadPrefix}, one object per map. */
+    private final LongPredicate liveValues;
     private final ChunkIndex index;
     private final Rebalancer rebalancer;
     private final LongAdder size = new LongAdder();
@@ -96,6 +99,7 @@ public final class InternalOakMap<K, V> {
         this.valueSerializer = valueSerializer;
         this.deserializer = valueSerializer::deserialize;
         this.values = SliceManager.create(valueScheme, allocator, BlockAllocator.Kind.VALUE);
+        this.liveValues = values::isLive;
         this.index = new ChunkIndex(Chunk.empty(Rebalancer.slotsFor(0, chunkCapacity, rebalanceRatio)));
         this.rebalancer = new Rebalancer(index, keys, values, keyHazards, chunkCapacity, rebalanceRatio, () -> closed);
     }
@@ -706,6 +710,7 @@ public final class InternalOakMap<K, V> {
             return FROZEN;
         }
         try {
+            c.beforeInstall(ei); // published, and before the value is visible: see Chunk, "Dead prefix"
             return c.casValue(ei, expected, fresh) ? OK : CONFLICT;
         } finally {
             c.unpublish();
@@ -911,6 +916,9 @@ public final class InternalOakMap<K, V> {
     KeyHazards keyHazards() { return keyHazards; }
 
     SliceManager values() { return values; }
+
+    /** @return the liveness test of value references (see {@link #liveValues}) */
+    LongPredicate liveValues() { return liveValues; }
 
     ChunkIndex index() { return index; }
 
