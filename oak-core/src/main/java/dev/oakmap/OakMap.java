@@ -556,6 +556,7 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
         if (c == null) {
             return 0;
         }
+        c.readKeysInPlace(false); // counting reads no key: protecting each costs less than copying it
         long n = 0;
         while (c.advance()) {
             n++;

@@ -355,6 +355,21 @@ public final class Chunk {
         return s;
     }
 
+    /**
+     * @return the last entry of the list now, if the ring of recent list ends holds it (an entry
+     *     there whose successor is {@link #NONE}), else {@link #NONE}
+     */
+    public int lastLinked() {
+        int n = endCount;
+        for (int i = 1; i <= ENDS; i++) {
+            int e = (int) INTS.getAcquire(ends, (n - i) & (ENDS - 1)); // acquire: e is linked
+            if (e != NONE && nextEntry(e) == NONE) {
+                return e;
+            }
+        }
+        return NONE;
+    }
+
     /** Records {@code ei}, just linked at the end of the list, in the ring of recent ends. */
     private void recordEnd(int ei) {
         int n = endCount; // racy increment: a lost update only overwrites a hint

@@ -97,9 +97,15 @@ public final class Cursor<K, V> {
     private boolean inTailRun;
     private int tailRunStart;
     private int tailRunHint = Chunk.NO_HINT;
+    /**
+     * Descending: the chunk's last entry, pushed alone by {@link #startAtTail} so that the first
+     * step does not walk the bypass holding it (appended keys make it long); {@link Chunk#NONE}
+     * once that bypass is loaded. A lastKey() of a map fed in key order took 300 ns, walking it.
+     */
+    private int peeked = Chunk.NONE;
     /** Descending: the sorted entry whose bypass is on the stack. */
     private int sorted;
-    private int[] stack = new int[16];
+    private int[] stack = NO_ENTRIES;
     private int stackSize;
 
     private long curKey = Refs.NULL;
@@ -114,9 +120,9 @@ public final class Cursor<K, V> {
 
     /** With reclaimed keys: an on-heap copy of the current key (and a spare for the next one). */
     private byte[] keyCopy = NO_BYTES;
-    private MemorySegment keyCopySegment = MemorySegment.ofArray(keyCopy);
-    private byte[] spareCopy = new byte[64];
-    private MemorySegment spareSegment = MemorySegment.ofArray(spareCopy);
+    private MemorySegment keyCopySegment = NO_SEGMENT;
+    private byte[] spareCopy = NO_BYTES;
+    private MemorySegment spareSegment = NO_SEGMENT;
     private final int[] copyLength = new int[1];
     private int keyCopyLength;
     /** Keys are read in place, never copied (stream scans over reclaimed keys). */
@@ -356,6 +362,10 @@ public final class Cursor<K, V> {
         }
         while (true) {
             if (stackSize == 0) {
+                if (peeked != Chunk.NONE) {
+                    loadBypassBelowPeeked();
+                    continue;
+                }
                 if (sorted > Chunk.NONE) {
                     loadBypass(sorted - 1, null, false);
                     continue;
@@ -403,7 +413,30 @@ public final class Cursor<K, V> {
         tailRunHint = t;
         tailRunStart = t != Chunk.NO_HINT ? t : c.sortedCount();
         inTailRun = true;
-        loadBypass(tailRunStart, null, false);
+        int last = t == Chunk.NO_HINT ? c.lastLinked() : Chunk.NONE;
+        if (last != Chunk.NONE) {
+            // the list's last entry, known without walking the bypass that holds it: examined
+            // first, alone; the rest of the bypass is loaded when it is consumed
+            sorted = tailRunStart;
+            stackSize = 0;
+            push(last);
+            peeked = last;
+        } else {
+            loadBypass(tailRunStart, null, false);
+        }
+    }
+
+    /**
+     * After the peeked last entry was consumed: loads the bypass that holds it, without it and
+     * without what was linked after it (keys inserted since, which the scan may skip).
+     */
+    private void loadBypassBelowPeeked() {
+        int p = peeked;
+        peeked = Chunk.NONE;
+        loadBypass(sorted, null, false);
+        while (stackSize > 0 && stack[--stackSize] != p) {
+            // p is in this bypass (it was the list's last entry, after the last sorted one)
+        }
     }
 
     /**
@@ -431,6 +464,7 @@ public final class Cursor<K, V> {
     /** Positions on {@code c}, below {@code bound} (inclusive or not). */
     private void seekDescending(Chunk c, K bound, boolean inclusive) {
         inTailRun = false;
+        peeked = Chunk.NONE;
         chunk = c;
         loadBypass(c.floorSorted(bound, keys.prefix(bound), keys), bound, inclusive);
     }
@@ -497,7 +531,7 @@ public final class Cursor<K, V> {
 
     private void push(int ei) {
         if (stackSize == stack.length) {
-            stack = Arrays.copyOf(stack, stackSize * 2);
+            stack = Arrays.copyOf(stack, Math.max(16, stackSize * 2));
         }
         stack[stackSize++] = ei;
     }
@@ -531,9 +565,10 @@ public final class Cursor<K, V> {
     private long prefetchSink;
     /**
      * Value and key references gathered for touching, in pairs; flushed by {@link #touchGathered}
-     * when full, so a batch larger than {@link #GATHER_PAIRS} is touched in parts.
+     * when full, so a batch larger than {@link #GATHER_PAIRS} is touched in parts. Allocated at
+     * the first look-ahead.
      */
-    private final long[] gatheredRefs = new long[2 * GATHER_PAIRS];
+    private long[] gatheredRefs = NO_REFS;
     private int gathered;
     /** Ascending: the look-ahead position of {@link #prefetchAhead}; null to restart it at nextEi. */
     private Chunk aheadChunk;
@@ -683,7 +718,11 @@ public final class Cursor<K, V> {
             return;
         }
         if (gathered + 2 > gatheredRefs.length) {
-            touchGathered();
+            if (gatheredRefs.length == 0) {
+                gatheredRefs = new long[2 * GATHER_PAIRS];
+            } else {
+                touchGathered();
+            }
         }
         gatheredRefs[gathered++] = v;
         gatheredRefs[gathered++] = c.keyRef(ei);
@@ -765,6 +804,14 @@ public final class Cursor<K, V> {
 
     /** An empty array: a key copy into it takes a new array of the key's exact length. */
     private static final byte[] NO_BYTES = new byte[0];
+    private static final MemorySegment NO_SEGMENT = MemorySegment.ofArray(NO_BYTES);
+    /**
+     * Empty scratch arrays: a cursor allocates its stack and its look-ahead buffer when it first
+     * needs them, so that a navigation call (firstKey, ceilingKey, ...), which builds a cursor to
+     * take one step, allocates little (allocating them up front took a fifth of a pollFirstEntry).
+     */
+    private static final int[] NO_ENTRIES = new int[0];
+    private static final long[] NO_REFS = new long[0];
 
     /** Returned by {@link #liveValue} when the chunk was replaced and the key must be looked up again. */
     private static final long RESEEK = -1L;
