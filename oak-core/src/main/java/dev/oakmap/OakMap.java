@@ -581,8 +581,9 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
         if (c == null) {
             return;
         }
+        c.readKeysInPlace(false); // no key is read, unless a value moved and its key is looked up
         while (c.advance()) {
-            internal.delete(c.key());
+            c.removeCurrent();
         }
     }
 

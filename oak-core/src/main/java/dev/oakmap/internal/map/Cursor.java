@@ -925,6 +925,15 @@ public final class Cursor<K, V> {
         }
     }
 
+    /**
+     * Removes the current mapping, if it is still present, without looking its key up again (see
+     * {@link InternalOakMap#deleteAt}). The cursor stays where it is.
+     */
+    public void removeCurrent() {
+        requireCurrent();
+        map.deleteAt(curChunk, curEi, curValue, this::key);
+    }
+
     /** @return a deserialized copy of the current key */
     public K key() {
         requireCurrent();

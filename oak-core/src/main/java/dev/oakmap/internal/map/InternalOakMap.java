@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.function.LongPredicate;
 
 /**
@@ -730,6 +731,27 @@ public final class InternalOakMap<K, V> {
         size.increment();
         if (c.needsReorganization() && !c.isFrozen()) {
             rebalance(c);
+        }
+    }
+
+    /**
+     * Removes the mapping a cursor is on, through the value reference it found (no look-up): under
+     * the value's write lock, as {@link #delete} does, if that reference is still live; by key if
+     * the value moved or its chunk was replaced meanwhile; not at all if it was removed.
+     *
+     * @param key supplies the key, for the look-up when the value moved
+     */
+    void deleteAt(Chunk c, int ei, long ref, Supplier<K> key) {
+        try {
+            long h = values.lockWrite(ref);
+            if (h != SliceManager.GONE) {
+                values.deleteLocked(ref, h);
+                removed(c);
+            } else if (!goneForGood(c, ei, ref)) {
+                delete(key.get());
+            }
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
         }
     }
 
