@@ -90,6 +90,8 @@ public final class BlockAllocator {
     private long hugeSpareNanos;
     /** When the spare became ready ({@link System#nanoTime}). Guarded by this. */
     private long spareReadyAt;
+    /** Blocks mapped by writers themselves, for tests. Guarded by this. */
+    private long writerMapped;
 
     /** The part of a block being carved by the bump pointer: {@code [top, limit)}. */
     private record Region(Block block, AtomicLong top, long limit) {}
@@ -295,6 +297,7 @@ public final class BlockAllocator {
         boolean first = owned.isEmpty();
         Block block = pool.allocate(size, !first, first);
         reserved.addAndGet(size);
+        writerMapped++;
         return block;
     }
 
@@ -334,6 +337,11 @@ public final class BlockAllocator {
     /** For tests: waits until no spare is being mapped. */
     synchronized void awaitSpareMapped() {
         awaitSpare();
+    }
+
+    /** For tests: how many blocks writers mapped themselves (not taken from a spare). */
+    synchronized long blocksMappedByWriters() {
+        return writerMapped;
     }
 
     /** For tests: whether the next spare will be mapped as huge pages. */
