@@ -103,6 +103,15 @@ public final class Cursor<K, V> {
      * once that bypass is loaded. A lastKey() of a map fed in key order took 300 ns, walking it.
      */
     private int peeked = Chunk.NONE;
+    /** Descending: dead entries met since the start at a chunk's end, up to the first live one. */
+    private int tailRunDead;
+    /**
+     * Dead entries a descending cursor meets at a chunk's end before it asks for the chunk to be
+     * compacted. The dead-suffix hint skips sorted entries, but not dead entries in the bypass of
+     * the last sorted one, where appended keys are: a stack-like use (put past the end, take the
+     * last) would walk all of them on every call. Compaction sorts the live ones.
+     */
+    private static final int COMPACT_AFTER_DEAD = 16;
     /** Descending: the sorted entry whose bypass is on the stack. */
     private int sorted;
     private int[] stack = NO_ENTRIES;
@@ -393,6 +402,9 @@ public final class Cursor<K, V> {
                 continue;
             }
             if (v == Refs.NULL) {
+                if (inTailRun && ++tailRunDead == COMPACT_AFTER_DEAD) {
+                    map.compact(chunk);
+                }
                 continue;
             }
             if (inTailRun) {
@@ -413,6 +425,7 @@ public final class Cursor<K, V> {
         tailRunHint = t;
         tailRunStart = t != Chunk.NO_HINT ? t : c.sortedCount();
         inTailRun = true;
+        tailRunDead = 0;
         int last = t == Chunk.NO_HINT ? c.lastLinked() : Chunk.NONE;
         if (last != Chunk.NONE) {
             // the list's last entry, known without walking the bypass that holds it: examined

@@ -755,6 +755,13 @@ public final class InternalOakMap<K, V> {
         }
     }
 
+    /** Compacts {@code c} now unless it is being (or was) replaced: for a cursor that met many dead entries. */
+    void compact(Chunk c) {
+        if (!c.isFrozen() && !c.isReleased()) {
+            rebalance(c);
+        }
+    }
+
     private void removed(Chunk c) {
         size.decrement();
         c.countRemoval();
