@@ -28,7 +28,8 @@ import java.util.concurrent.TimeUnit;
  * Navigation and the ends of the map, on {@code Long} keys and values filled in key order (as
  * time-ordered keys arrive), one thread: {@code firstKey}, {@code lastKey}, {@code ceilingKey}
  * of a random key, and the queue and stack patterns, which take mappings off one end while
- * others are put past the last key, so that removed entries pile up at that end. Oak through the {@code ConcurrentNavigableMap} API, against {@code ConcurrentSkipListMap}.
+ * others are put past the last key, so that removed entries pile up at that end. Oak through
+ * the {@code ConcurrentNavigableMap} API, against {@code ConcurrentSkipListMap}.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
