@@ -32,6 +32,16 @@ import java.util.Arrays;
  * chunk, found in the index. Each entry is thus visited twice at most and no lookup is repeated:
  * a descending scan costs about what an ascending one does.
  *
+ * <h2>The ends of a chunk</h2>
+ * Removed mappings stay linked until their chunk is compacted, and appended keys pile up in the
+ * bypass of the last sorted entry. So a cursor that starts at a chunk's head begins at the
+ * chunk's dead-prefix hint, and one that starts at its end begins at its dead-suffix hint, or
+ * else examines the list's last entry (from the chunk's ring of recent ends) before it loads the
+ * bypass holding it; after walking dead entries to the first live one, it proposes a new hint
+ * (the protocol is in {@link Chunk}, "Dead prefix"), and after many dead entries at a chunk's end
+ * it asks for the chunk's compaction. This keeps queue and stack uses of the map, and
+ * {@code firstKey}/{@code lastKey}, from walking every removed entry on every call.
+ *
  * <h2>Liveness</h2>
  * An entry is returned if its value reference is live when examined. A value found not live in a
  * released chunk may have moved rather than been removed, so the cursor re-locates at that key.
