@@ -1,6 +1,5 @@
 package dev.oakmap;
 
-import dev.oakmap.common.OakCommonTypes;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -28,15 +27,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class AppendOrderTest {
 
-    private static OakMap<Long, Long> newMap(int chunk) {
-        return new OakMapBuilder<>(OakCommonTypes.LONG_SERIALIZER, OakCommonTypes.LONG_SERIALIZER,
-                OakCommonTypes.LONG_COMPARATOR).memoryCapacity(256L << 20).chunkCapacity(chunk).build();
-    }
-
     @ParameterizedTest
     @ValueSource(ints = {4, 16, 512})
     void sequentialAppendsAndInsertsBelowTheTail(int chunk) {
-        try (OakMap<Long, Long> m = newMap(chunk)) {
+        try (OakMap<Long, Long> m = TestMaps.longMap(chunk)) {
             ConcurrentSkipListMap<Long, Long> model = new ConcurrentSkipListMap<>();
             Random r = new Random(chunk);
             for (long k = 0; k < 5_000; k++) {
@@ -64,7 +58,7 @@ class AppendOrderTest {
     @ParameterizedTest
     @ValueSource(ints = {4, 32, 4096})
     void shuffledGroupsInIncreasingOrder(int chunk) throws Exception {
-        try (OakMap<Long, Long> m = newMap(chunk)) {
+        try (OakMap<Long, Long> m = TestMaps.longMap(chunk)) {
             ConcurrentSkipListMap<Long, Long> model = new ConcurrentSkipListMap<>();
             Random r = new Random(chunk + 1);
             List<Long> group = new ArrayList<>();
@@ -93,7 +87,7 @@ class AppendOrderTest {
         int appenders = 2;
         int perThread = 20_000;
         long seed = Long.getLong("oak.test.seed", 7L);
-        try (OakMap<Long, Long> m = newMap(chunk)) {
+        try (OakMap<Long, Long> m = TestMaps.longMap(chunk)) {
             AtomicLongArray progress = new AtomicLongArray(appenders); // keys appended so far, per thread
             ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
             CyclicBarrier start = new CyclicBarrier(appenders + 2);

@@ -1,6 +1,5 @@
 package dev.oakmap;
 
-import dev.oakmap.common.OakCommonTypes;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -28,16 +27,11 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 class DeadPrefixTest {
 
-    private static OakMap<Long, Long> newMap(int chunk) {
-        return new OakMapBuilder<>(OakCommonTypes.LONG_SERIALIZER, OakCommonTypes.LONG_SERIALIZER,
-                OakCommonTypes.LONG_COMPARATOR).memoryCapacity(256L << 20).chunkCapacity(chunk).build();
-    }
-
     @ParameterizedTest
     @ValueSource(ints = {4, 64, 4096})
     void queueAndStackPatternsMatchAModel(int chunk) {
         for (long seed : TestMaps.seeds(1, 2)) {
-            try (OakMap<Long, Long> m = newMap(chunk)) {
+            try (OakMap<Long, Long> m = TestMaps.longMap(chunk)) {
                 TreeMap<Long, Long> model = new TreeMap<>();
                 Random r = new Random(seed * 31 + chunk);
                 long tail = 0;
@@ -84,7 +78,7 @@ class DeadPrefixTest {
      */
     @Test
     void keysPutBehindTheHintsAreFound() {
-        try (OakMap<Long, Long> m = newMap(4096)) {
+        try (OakMap<Long, Long> m = TestMaps.longMap(4096)) {
             for (long k = 0; k < 2_000; k += 2) {
                 m.put(k, k);
             }
@@ -128,7 +122,7 @@ class DeadPrefixTest {
         int threads = 4;
         for (long seed : TestMaps.seeds(7, 8, 9)) {
             for (int chunk : new int[] {16, 1024}) {
-                try (OakMap<Long, Long> m = newMap(chunk)) {
+                try (OakMap<Long, Long> m = TestMaps.longMap(chunk)) {
                     AtomicReference<Throwable> failure = new AtomicReference<>();
                     CyclicBarrier start = new CyclicBarrier(threads);
                     List<Thread> ts = new ArrayList<>();

@@ -1,5 +1,6 @@
 package dev.oakmap;
 
+import dev.oakmap.common.OakCommonTypes;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -45,6 +46,12 @@ final class TestMaps {
         }
         return Arrays.stream(prop.split(",")).map(String::trim).filter(s -> !s.isEmpty())
                 .mapToLong(Long::decode).toArray();
+    }
+
+    /** @return a Long to Long map with 256 MiB of off-heap capacity and chunks of {@code chunk} entries */
+    static OakMap<Long, Long> longMap(int chunk) {
+        return new OakMapBuilder<>(OakCommonTypes.LONG_SERIALIZER, OakCommonTypes.LONG_SERIALIZER,
+                OakCommonTypes.LONG_COMPARATOR).memoryCapacity(256L << 20).chunkCapacity(chunk).build();
     }
 
     /** @return the iteration multiplier from {@code oak.stress.scale} (default 1) */

@@ -954,7 +954,9 @@ public final class Cursor<K, V> {
      */
     public void removeCurrent() {
         requireCurrent();
-        map.deleteAt(curChunk, curEi, curValue, this::key);
+        if (!map.deleteAt(curChunk, curEi, curValue)) {
+            map.delete(key()); // the value moved meanwhile: remove whatever the key holds now
+        }
     }
 
     /** @return a deserialized copy of the current key */

@@ -24,7 +24,6 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import java.util.function.Supplier;
 import java.util.function.LongPredicate;
 
 /**
@@ -736,20 +735,20 @@ public final class InternalOakMap<K, V> {
 
     /**
      * Removes the mapping a cursor is on, through the value reference it found (no look-up): under
-     * the value's write lock, as {@link #delete} does, if that reference is still live; by key if
-     * the value moved or its chunk was replaced meanwhile; not at all if it was removed.
+     * the value's write lock, as {@link #delete} does, if that reference is still live.
      *
-     * @param key supplies the key, for the look-up when the value moved
+     * @return false if the value moved or its chunk was replaced meanwhile: the caller removes the
+     *     key by look-up; true if it was removed here, or had been removed already
      */
-    void deleteAt(Chunk c, int ei, long ref, Supplier<K> key) {
+    boolean deleteAt(Chunk c, int ei, long ref) {
         try {
             long h = values.lockWrite(ref);
             if (h != SliceManager.GONE) {
                 values.deleteLocked(ref, h);
                 removed(c);
-            } else if (!goneForGood(c, ei, ref)) {
-                delete(key.get());
+                return true;
             }
+            return goneForGood(c, ei, ref);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
