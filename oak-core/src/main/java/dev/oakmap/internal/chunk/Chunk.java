@@ -12,7 +12,8 @@ import java.util.function.LongPredicate;
  * <h2>Entries</h2>
  * Entries live in primitive arrays, indexed from 1: {@code refs} holds each entry's key and value
  * references side by side (a lookup that finds an entry reads both, and they share a cache line),
- * {@code prefixes} and {@code next} (16-bit links) one element per entry: 26 bytes per slot.
+ * {@code prefixes} (32-bit, see below) and {@code next} (16-bit links) one element per entry: 22
+ * bytes per slot.
  * Index 0 is the head of the entries' linked list and {@link #NONE} (0) also ends the list. The
  * list links every published entry in increasing key order. When a chunk is created (by a
  * rebalance), its entries {@code 1..sortedCount} hold its keys in order, each linked to the
@@ -35,6 +36,22 @@ import java.util.function.LongPredicate;
  * narrows its range with the summary, by prefix comparisons alone (strict ones: prefixes are
  * monotone in key order but may tie), then finishes in a span of {@code SUMMARY_STRIDE} entries,
  * two lines of prefixes. The sorted prefix never changes, so neither does the summary.
+ *
+ * <h2>Prefixes</h2>
+ * The comparator's 64-bit key prefix decides most comparisons on-heap, but a chunk keeps only 32
+ * bits of it per entry: {@code (p >>> prefixShift) - prefixBase}, clamped to {@code [0, 2^32)}.
+ * That map is monotone, so comparing two 32-bit forms is as sound as comparing the prefixes
+ * (strictly: a tie decides nothing), and a search converts its key's prefix once per chunk. The
+ * shift and base fit the keys a chunk is built with: they span under a quarter of the 32 bits,
+ * with a quarter below them and half above as room for insertions (keys that arrive in order,
+ * such as timestamps, land above); keys beyond the room clamp, and compare in full on a tie.
+ * Since the form drops low bits, a rebalance cannot recompute a finer one from it: it copies
+ * {@link #prefixFloor} (the prefix with the bits below the shift zeroed) and builds chunks with a
+ * shift no smaller ({@link #prefixShift}). It reads a key's exact prefix when the form was clamped
+ * ({@link #prefixKnown}), and for all of a new chunk's keys when the inherited shift leaves many
+ * ties; so precision is regained where it matters (the first chunk is built empty, with the top
+ * 32 bits, which cannot tell small integers apart). 32 bits instead of 64 save 4 bytes per slot
+ * and halve the lines a binary search touches.
  *
  * <h2>Freezing</h2>
  * {@code pending} counts published operations, with the {@link #FROZEN} bit on top. The
@@ -94,6 +111,14 @@ public final class Chunk {
     private static final int FROZEN = 1 << 31;
     /** Size of the ring of recent list ends (a power of two). */
     private static final int ENDS = 8;
+    /** Largest 32-bit form of a prefix (see "Prefixes"), unbiased. */
+    private static final long MAX_LOCAL = 0xFFFF_FFFFL;
+    /** A chunk's entries span less than this of the 32-bit range when it is built: the rest is room to grow. */
+    private static final long SPAN = 1L << 30;
+    /** The largest shift a chunk needs: {@code 64 - 34} bits span less than {@link #SPAN}. */
+    private static final int MAX_SHIFT = 34;
+    /** The shift of a chunk built empty: the top 32 bits of a prefix. */
+    private static final int EMPTY_SHIFT = 32;
     /** Sorted entries per summary element. */
     static final int SUMMARY_STRIDE = 16;
 
@@ -133,9 +158,15 @@ public final class Chunk {
     private final int sortedCount;
     /** Key reference of entry {@code ei} at {@code 2 * ei}, its value reference at {@code 2 * ei + 1}. */
     private final long[] refs;
-    private final long[] prefixes;
+    /** Each entry's key prefix in this chunk's 32-bit form (see "Prefixes"). */
+    private final int[] prefixes;
     /** The prefix of sorted entry {@code 1 + j * SUMMARY_STRIDE} at {@code j} (see the class comment). */
-    private final long[] summary;
+    private final int[] summary;
+    /** The 32-bit form of a prefix {@code p} is {@code (p >>> prefixShift) - prefixBase}, clamped (see "Prefixes"). */
+    private final int prefixShift;
+    private final long prefixBase;
+    /** Whether the largest 32-bit form may stand for larger prefixes too (clamped from above). */
+    private final boolean clampsAbove;
     /** The entries list: the entry after entry {@code ei}, as an unsigned index (see {@link #LINKS}). */
     private final char[] next;
 
@@ -165,9 +196,13 @@ public final class Chunk {
     /**
      * Creates a chunk with {@code capacity} entry slots whose sorted prefix is {@code count}
      * entries copied from the given arrays, which must be in increasing key order.
+     *
+     * @param srcPrefixes the entries' key prefixes, exact in their bits from {@code minShift} up
+     *     (lower bits are ignored: see "Prefixes")
+     * @param minShift the least shift the chunk's 32-bit prefixes may use
      */
     public Chunk(long minKey, long minPrefix, int capacity, long[] srcKeys, long[] srcPrefixes, long[] srcValues,
-                 int from, int count) {
+                 int from, int count, int minShift) {
         if (count > capacity || capacity > MAX_CAPACITY) {
             throw new IllegalArgumentException(count + " entries, capacity " + capacity + " (at most " + MAX_CAPACITY + ")");
         }
@@ -175,15 +210,24 @@ public final class Chunk {
         this.minPrefix = minPrefix;
         this.capacity = capacity;
         this.sortedCount = count;
+        if (count == 0) {
+            this.prefixShift = Math.max(minShift, EMPTY_SHIFT);
+            this.prefixBase = 0;
+        } else {
+            long lo = srcPrefixes[from];
+            this.prefixShift = shiftFor(lo, srcPrefixes[from + count - 1], minShift);
+            this.prefixBase = baseFor(lo, prefixShift);
+        }
+        this.clampsAbove = Long.compareUnsigned((-1L >>> prefixShift) - prefixBase, MAX_LOCAL) >= 0;
         this.refs = new long[2 * (capacity + 1)];
-        this.prefixes = new long[capacity + 1];
+        this.prefixes = new int[capacity + 1];
         this.next = new char[capacity + 1];
         for (int i = 0; i < count; i++) {
             refs[2 * (i + 1)] = srcKeys[from + i];
             refs[2 * (i + 1) + 1] = srcValues[from + i];
+            prefixes[i + 1] = localPrefix(srcPrefixes[from + i]);
         }
-        System.arraycopy(srcPrefixes, from, prefixes, 1, count);
-        this.summary = new long[(count + SUMMARY_STRIDE - 1) / SUMMARY_STRIDE];
+        this.summary = new int[(count + SUMMARY_STRIDE - 1) / SUMMARY_STRIDE];
         for (int j = 0; j < summary.length; j++) {
             summary[j] = prefixes[1 + j * SUMMARY_STRIDE];
         }
@@ -198,7 +242,66 @@ public final class Chunk {
 
     /** @return an empty chunk covering the whole key space (the initial chunk of a map) */
     public static Chunk empty(int capacity) {
-        return new Chunk(Refs.NULL, 0L, capacity, new long[0], new long[0], new long[0], 0, 0);
+        return new Chunk(Refs.NULL, 0L, capacity, new long[0], new long[0], new long[0], 0, 0, 0);
+    }
+
+    // ---------------------------------------------------------------- prefixes
+
+    /**
+     * The shift for a chunk whose entries' prefixes run from {@code lo} to {@code hi}: the least
+     * one, at least {@code minShift}, that spans them in under a quarter of the 32-bit range.
+     */
+    public static int shiftFor(long lo, long hi, int minShift) {
+        int s = minShift;
+        // ends by MAX_SHIFT, where any two prefixes in order are less than 2^30 apart (and
+        // prefixes out of order, from a comparator that breaks its contract, stop there too)
+        while (s < MAX_SHIFT && Long.compareUnsigned((hi >>> s) - (lo >>> s), SPAN) >= 0) {
+            s++;
+        }
+        return s;
+    }
+
+    /** @return the base that puts {@code lo} a quarter of the 32-bit range up (or at 0 if it is that small) */
+    private static long baseFor(long lo, int shift) {
+        long u = lo >>> shift;
+        return Long.compareUnsigned(u, SPAN) < 0 ? 0 : u - SPAN;
+    }
+
+    /**
+     * @return the 32-bit form of prefix {@code p} in this chunk, biased so that signed comparison
+     *     orders it: monotone in {@code p}, clamped below 0 and above {@link #MAX_LOCAL}
+     */
+    int localPrefix(long p) {
+        long u = p >>> prefixShift;
+        long d = Long.compareUnsigned(u, prefixBase) < 0 ? 0 : u - prefixBase;
+        if (Long.compareUnsigned(d, MAX_LOCAL) > 0) {
+            d = MAX_LOCAL;
+        }
+        return (int) d ^ Integer.MIN_VALUE;
+    }
+
+    /** @return the shift of this chunk's 32-bit prefixes: the rebalancer's copies keep at least this one */
+    public int prefixShift() { return prefixShift; }
+
+    /**
+     * @return whether {@link #prefixFloor} knows the prefix of entry {@code ei}'s key, that is, its
+     *     32-bit form was not clamped
+     */
+    public boolean prefixKnown(int ei) {
+        long q = unbiased(prefixes[ei]);
+        return !(q == 0 && prefixBase != 0) && !(q == MAX_LOCAL && clampsAbove);
+    }
+
+    /**
+     * @return the prefix of entry {@code ei}'s key with its bits below {@link #prefixShift} zeroed;
+     *     meaningful if {@link #prefixKnown}
+     */
+    public long prefixFloor(int ei) {
+        return (unbiased(prefixes[ei]) + prefixBase) << prefixShift;
+    }
+
+    private static long unbiased(int local) {
+        return (local ^ Integer.MIN_VALUE) & MAX_LOCAL;
     }
 
     // ---------------------------------------------------------------- entry accessors
@@ -213,14 +316,16 @@ public final class Chunk {
     /** @return the key reference of entry {@code ei} (immutable once linked) */
     public long keyRef(int ei) { return refs[2 * ei]; }
 
-    /** @return the comparator prefix of the key of entry {@code ei} */
-    public long prefix(int ei) { return prefixes[ei]; }
-
     /** Compares {@code key} (prefix {@code kp}) with the key of entry {@code ei}. */
     public <K> int compareAt(K key, long kp, int ei, KeyOps<K> ops) {
-        long p = prefixes[ei];
-        if (kp != p) {
-            return Long.compareUnsigned(kp, p); // decided on-heap: the refs array is not touched
+        return compareLocal(key, localPrefix(kp), ei, ops);
+    }
+
+    /** {@link #compareAt} with the key's prefix in this chunk's 32-bit form. */
+    private <K> int compareLocal(K key, int lp, int ei, KeyOps<K> ops) {
+        int p = prefixes[ei];
+        if (lp != p) {
+            return Integer.compare(lp, p); // decided on-heap: the refs array is not touched
         }
         return ops.compare(key, refs[2 * ei]);
     }
@@ -246,29 +351,29 @@ public final class Chunk {
      *     sorted key is greater (then the search starts at the head)
      */
     public <K> int floorSorted(K key, long kp, KeyOps<K> ops) {
-        return floorSorted(key, kp, sortedCount, ops);
+        return floorSorted(key, localPrefix(kp), sortedCount, ops);
     }
 
     /** {@link #floorSorted(Object, long, KeyOps)} among the sorted entries {@code 1..hi}. */
-    private <K> int floorSorted(K key, long kp, int hi, KeyOps<K> ops) {
+    private <K> int floorSorted(K key, int lp, int hi, KeyOps<K> ops) {
         int lo = 1, found = NONE;
         if (hi > 2 * SUMMARY_STRIDE) {
-            // narrow [lo, hi] by the summary: an entry whose prefix is below kp has a smaller key
-            // (a floor candidate), one whose prefix is above kp a greater key (an upper bound)
+            // narrow [lo, hi] by the summary: an entry whose prefix is below the key's has a smaller key
+            // (a floor candidate), one whose prefix is above it a greater key (an upper bound)
             int last = (hi - 1) / SUMMARY_STRIDE; // the summary elements of entries 1..hi
-            int below = lastSummaryBelow(kp, last);
+            int below = lastSummaryBelow(lp, last);
             if (below >= 0) {
                 found = 1 + below * SUMMARY_STRIDE;
                 lo = found + 1;
             }
-            int above = firstSummaryAbove(kp, below + 1, last);
+            int above = firstSummaryAbove(lp, below + 1, last);
             if (above <= last) {
                 hi = Math.min(hi, above * SUMMARY_STRIDE);
             }
         }
         while (lo <= hi) {
             int mid = (lo + hi) >>> 1;
-            int c = compareAt(key, kp, mid, ops);
+            int c = compareLocal(key, lp, mid, ops);
             if (c == 0) {
                 return mid;
             }
@@ -282,12 +387,12 @@ public final class Chunk {
         return found;
     }
 
-    /** @return the greatest {@code j <= last} whose summary prefix is below {@code kp} (unsigned), or -1 */
-    private int lastSummaryBelow(long kp, int last) {
+    /** @return the greatest {@code j <= last} whose summary prefix is below {@code lp}, or -1 */
+    private int lastSummaryBelow(int lp, int last) {
         int lo = 0, hi = last, found = -1;
         while (lo <= hi) {
             int mid = (lo + hi) >>> 1;
-            if (Long.compareUnsigned(summary[mid], kp) < 0) {
+            if (summary[mid] < lp) {
                 found = mid;
                 lo = mid + 1;
             } else {
@@ -298,14 +403,13 @@ public final class Chunk {
     }
 
     /**
-     * @return the least {@code j} in {@code [from, last]} whose summary prefix is above {@code kp}
-     *     (unsigned), or {@code last + 1}
+     * @return the least {@code j} in {@code [from, last]} whose summary prefix is above {@code lp}, or {@code last + 1}
      */
-    private int firstSummaryAbove(long kp, int from, int last) {
+    private int firstSummaryAbove(int lp, int from, int last) {
         int lo = from, hi = last, found = last + 1;
         while (lo <= hi) {
             int mid = (lo + hi) >>> 1;
-            if (Long.compareUnsigned(summary[mid], kp) > 0) {
+            if (summary[mid] > lp) {
                 found = mid;
                 hi = mid - 1;
             } else {
@@ -326,16 +430,16 @@ public final class Chunk {
      * @return {@code ~ei} (negative) if entry {@code ei} holds {@code key}; otherwise a linked
      *     entry whose key is below {@code key}, or {@link #NONE} for the head
      */
-    private <K> int startPoint(K key, long kp, KeyOps<K> ops) {
+    private <K> int startPoint(K key, int lp, KeyOps<K> ops) {
         int s = sortedCount;
         if (s > 0) {
-            int c = compareAt(key, kp, s, ops);
+            int c = compareLocal(key, lp, s, ops);
             if (c == 0) {
                 return ~s;
             }
             if (c < 0) {
-                int f = floorSorted(key, kp, s - 1, ops);
-                return f != NONE && compareAt(key, kp, f, ops) == 0 ? ~f : f;
+                int f = floorSorted(key, lp, s - 1, ops);
+                return f != NONE && compareLocal(key, lp, f, ops) == 0 ? ~f : f;
             }
         }
         int n = endCount;
@@ -344,7 +448,7 @@ public final class Chunk {
             if (e == NONE || e == s) {
                 break; // older ends are below the last sorted key too
             }
-            int c = compareAt(key, kp, e, ops);
+            int c = compareLocal(key, lp, e, ops);
             if (c == 0) {
                 return ~e;
             }
@@ -379,14 +483,15 @@ public final class Chunk {
 
     /** @return the linked entry holding {@code key}, or {@link #NONE} */
     public <K> int lookUp(K key, long kp, KeyOps<K> ops) {
-        int start = startPoint(key, kp, ops);
-        return start < 0 ? ~start : walk(key, kp, nextEntry(start), ops);
+        int lp = localPrefix(kp);
+        int start = startPoint(key, lp, ops);
+        return start < 0 ? ~start : walk(key, lp, nextEntry(start), ops);
     }
 
     /** @return the entry holding {@code key}, walking the list from {@code cur}, or {@link #NONE} */
-    private <K> int walk(K key, long kp, int cur, KeyOps<K> ops) {
+    private <K> int walk(K key, int lp, int cur, KeyOps<K> ops) {
         while (cur != NONE) {
-            int c = compareAt(key, kp, cur, ops);
+            int c = compareLocal(key, lp, cur, ops);
             if (c == 0) {
                 return cur;
             }
@@ -403,12 +508,13 @@ public final class Chunk {
      *     or {@link #NONE}
      */
     public <K> int ceilingEntry(K key, long kp, boolean inclusive, KeyOps<K> ops) {
-        int cur = floorSorted(key, kp, ops);
+        int lp = localPrefix(kp);
+        int cur = floorSorted(key, lp, sortedCount, ops);
         if (cur == NONE) {
             cur = nextEntry(NONE);
         }
         while (cur != NONE) {
-            int c = compareAt(key, kp, cur, ops);
+            int c = compareLocal(key, lp, cur, ops);
             if (c < 0 || (c == 0 && inclusive)) {
                 return cur;
             }
@@ -514,10 +620,10 @@ public final class Chunk {
      * the value (see "Dead prefix"). Prefixes decide; a tie counts against the hint.
      */
     public void beforeInstall(int ei) {
-        long p = prefixes[ei];
+        int p = prefixes[ei];
         for (int h = liveFrom; h != NONE; h = liveFrom) {
             int e = h & ~TENTATIVE;
-            if (e == ei || Long.compareUnsigned(p, prefixes[e]) > 0) {
+            if (e == ei || p > prefixes[e]) {
                 break; // ei is the hint (searches start there), or lies after it
             }
             if (LIVE_FROM.compareAndSet(this, h, NONE)) {
@@ -525,7 +631,7 @@ public final class Chunk {
             }
         }
         for (int t = deadAfter; t != NO_HINT; t = deadAfter) {
-            if (Long.compareUnsigned(p, prefixes[(t & ~TENTATIVE) + 1]) < 0) {
+            if (p < prefixes[(t & ~TENTATIVE) + 1]) {
                 break; // ei lies before the region the hint covers
             }
             if (DEAD_AFTER.compareAndSet(this, t, NO_HINT)) {
@@ -553,15 +659,16 @@ public final class Chunk {
      */
     public <K> int link(int ei, long keyRef, K key, long kp, KeyOps<K> ops) {
         refs[2 * ei] = keyRef; // published by the linking CAS below
-        prefixes[ei] = kp;
-        int prev = startPoint(key, kp, ops);
+        int lp = localPrefix(kp);
+        prefixes[ei] = lp;
+        int prev = startPoint(key, lp, ops);
         if (prev < 0) {
             return ~prev;
         }
         while (true) {
             int cur = nextEntry(prev);
             while (cur != NONE) {
-                int c = compareAt(key, kp, cur, ops);
+                int c = compareLocal(key, lp, cur, ops);
                 if (c == 0) {
                     return cur;
                 }

@@ -75,6 +75,24 @@ public final class KeyOps<K> {
         return comparator.keyPrefix(key);
     }
 
+    /** @return the comparator's prefix of the serialized key {@code keyRef} @throws StaleKeyException */
+    public long prefixOf(long keyRef) {
+        MemorySegment seg = slices.segment(keyRef);
+        long t = begin(keyRef);
+        SliceBuffer b = window(seg, keyRef);
+        long p = 0;
+        Throwable failure = null;
+        try {
+            p = comparator.serializedKeyPrefix(b);
+        } catch (Throwable e) {
+            failure = e;
+        } finally {
+            b.close();
+        }
+        end(seg, keyRef, t, failure);
+        return p;
+    }
+
     /** Compares two key objects. */
     public int compareKeys(K a, K b) {
         return comparator.compareKeys(a, b);

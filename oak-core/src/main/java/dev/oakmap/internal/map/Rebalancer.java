@@ -71,6 +71,12 @@ final class Rebalancer {
      * themselves (about 20 per millisecond in the Druid-style plain rows).
      */
     static final int APPEND_WINDOW = 32;
+    /**
+     * A new chunk whose inherited prefix shift leaves more than one key in this many tied with its
+     * predecessor gets its keys' exact prefixes read (one off-heap read each), if a finer shift
+     * would fit them.
+     */
+    static final int TIES_TO_REFINE = 16;
 
     private final ReentrantLock lock = new ReentrantLock();
     private final ChunkIndex index;
@@ -248,6 +254,7 @@ final class Rebalancer {
      */
     private Growth copyLive(Chunk c, Entries out, Entries dropped) {
         boolean check = c.removals() > 0;
+        out.shift = Math.max(out.shift, c.prefixShift()); // the copied prefixes are exact down to it
         int linkedSince = 0; // entries linked after the build, met so far
         int inside = 0;      // of those, the ones met before the last sorted entry
         int outOfOrder = 0;  // entries linked after the build far behind the end (see APPEND_WINDOW)
@@ -266,7 +273,8 @@ final class Rebalancer {
             }
             long v = c.valueRef(ei);
             if (v != Refs.NULL && (!check || values.isLive(v))) {
-                out.add(c.keyRef(ei), c.prefix(ei), v);
+                long k = c.keyRef(ei);
+                out.add(k, c.prefixKnown(ei) ? c.prefixFloor(ei) : keys.prefixOf(k), v);
             } else if (dropped != null) {
                 dropped.add(c.keyRef(ei), 0, Refs.NULL);
             }
@@ -300,11 +308,9 @@ final class Rebalancer {
     private Chunk[] buildPacked(long minKey, long minPrefix, Entries live) {
         int split = live.size - appendRoom();
         int spare = Math.max(1, Math.min(16, capacity / 16)); // for a few out-of-order stragglers
-        Chunk left = new Chunk(minKey, minPrefix, Math.min(capacity, split + spare),
-                live.keys, live.prefixes, live.values, 0, split);
-        Chunk right = new Chunk(live.keys[split], live.prefixes[split],
-                slotsFor(live.size - split, capacity, ratio), live.keys, live.prefixes, live.values, split,
-                live.size - split);
+        Chunk left = chunk(minKey, minPrefix, Math.min(capacity, split + spare), live, 0, split);
+        Chunk right = chunk(live.keys[split], keys.prefixOf(live.keys[split]),
+                slotsFor(live.size - split, capacity, ratio), live, split, live.size - split);
         left.nextChunk = right;
         return new Chunk[] {left, right};
     }
@@ -320,13 +326,46 @@ final class Rebalancer {
             int from = (int) ((long) total * p / pieces);
             int to = (int) ((long) total * (p + 1) / pieces);
             long min = p == 0 ? minKey : live.keys[from];
-            long minPrefix = p == 0 ? minPrefix0 : live.prefixes[from];
-            out[p] = new Chunk(min, minPrefix, slotsFor(to - from, capacity, growth), live.keys, live.prefixes, live.values, from, to - from);
+            // a chunk's minimum prefix must be exact (the index compares it): live's may be floors
+            long minPrefix = p == 0 ? minPrefix0 : keys.prefixOf(min);
+            out[p] = chunk(min, minPrefix, slotsFor(to - from, capacity, growth), live, from, to - from);
             if (p > 0) {
                 out[p - 1].nextChunk = out[p];
             }
         }
         return out;
+    }
+
+    /**
+     * Builds a chunk of {@code count} entries of {@code live} from {@code from}. Their prefixes
+     * are exact down to {@code live.shift} only, the least shift the chunk may use; if a finer
+     * one would tell apart many keys that it leaves tied, their exact prefixes are read first
+     * (see {@link Chunk}, "Prefixes").
+     */
+    private Chunk chunk(long minKey, long minPrefix, int slots, Entries live, int from, int count) {
+        int shift = live.shift;
+        if (count > 1 && shift > 0) {
+            long lo = live.prefixes[from], hi = live.prefixes[from + count - 1];
+            int s = Chunk.shiftFor(lo, hi, shift);
+            if (Chunk.shiftFor(lo, hi, 0) < s && ties(live.prefixes, from, count, s) > count / TIES_TO_REFINE) {
+                for (int i = from; i < from + count; i++) {
+                    live.prefixes[i] = keys.prefixOf(live.keys[i]);
+                }
+                shift = 0;
+            }
+        }
+        return new Chunk(minKey, minPrefix, slots, live.keys, live.prefixes, live.values, from, count, shift);
+    }
+
+    /** @return how many of {@code count} prefixes from {@code from} equal their predecessor's above bit {@code shift} */
+    private static int ties(long[] prefixes, int from, int count, int shift) {
+        int ties = 0;
+        for (int i = from + 1; i < from + count; i++) {
+            if (prefixes[i] >>> shift == prefixes[i - 1] >>> shift) {
+                ties++;
+            }
+        }
+        return ties;
     }
 
     /** Growable pair of arrays of (key reference, value reference). */
@@ -335,6 +374,8 @@ final class Rebalancer {
         long[] prefixes;
         long[] values;
         int size;
+        /** The prefixes are exact in their bits from this one up (see {@link Chunk}, "Prefixes"). */
+        int shift;
 
         Entries(int initial) {
             keys = new long[initial];
@@ -345,6 +386,7 @@ final class Rebalancer {
         /** Empties the buffer, keeping its arrays. @return this */
         Entries clear() {
             size = 0;
+            shift = 0;
             return this;
         }
 
