@@ -43,7 +43,12 @@ public interface OakComparator<K> extends Comparator<K> {
     }
 
     /**
-     * The prefix of a serialized key; must equal {@link #keyPrefix} of the deserialized key.
+     * The prefix of a serialized key; must equal {@link #keyPrefix} of the deserialized key. The
+     * map calls it when it rebuilds the prefixes of keys already stored (their on-heap copies keep
+     * fewer bits), so it should be cheap. The map checks the two methods against each other on a
+     * sample of the keys it writes; if they disagree (for instance when only {@code keyPrefix} is
+     * overridden) or this one throws, the map computes stored keys' prefixes from deserialized
+     * keys instead, which is slower but correct.
      *
      * @return the prefix of {@code serializedKey}
      */

@@ -31,6 +31,15 @@ public final class KeyOps<K> {
      * write it again and the line stays shared between cores.
      */
     private int typicalSpan;
+    /**
+     * Set once the comparator's serialized prefix was seen to disagree with its object prefix
+     * (see {@link #prefixOf}). Racy by design: until a thread sees it, it checks again.
+     */
+    private volatile boolean prefixFromObjects;
+    /** Keys written so far, counted racily for {@link #checkPrefixAgreement}. */
+    private int writes;
+    private static final int CHECKED_WRITES = 64;
+    private static final int CHECK_EVERY = 1024;
 
     public KeyOps(OakSerializer<K> serializer, OakComparator<K> comparator, SliceManager slices) {
         this.serializer = serializer;
@@ -75,8 +84,28 @@ public final class KeyOps<K> {
         return comparator.keyPrefix(key);
     }
 
-    /** @return the comparator's prefix of the serialized key {@code keyRef} @throws StaleKeyException */
+    /**
+     * The prefix of a key already in the map, for a rebalance that must rebuild prefixes (see
+     * {@link Chunk}, "Prefixes"): the comparator's {@code serializedKeyPrefix}, unless this map has
+     * seen it disagree with {@code keyPrefix} (or throw), in which case the key is deserialized
+     * and given to {@code keyPrefix}, which is what searches use.
+     *
+     * @throws StaleKeyException if the key was deleted
+     */
     public long prefixOf(long keyRef) {
+        if (!prefixFromObjects) {
+            try {
+                return serializedPrefix(keyRef);
+            } catch (StaleKeyException e) {
+                throw e;
+            } catch (RuntimeException | Error e) {
+                prefixFromObjects = true; // a contract breach: fall back to the prefix searches use
+            }
+        }
+        return comparator.keyPrefix(read(keyRef));
+    }
+
+    private long serializedPrefix(long keyRef) {
         MemorySegment seg = slices.segment(keyRef);
         long t = begin(keyRef);
         SliceBuffer b = window(seg, keyRef);
@@ -93,13 +122,36 @@ public final class KeyOps<K> {
         return p;
     }
 
+    /**
+     * Checks, for the first {@link #CHECKED_WRITES} keys written and one in
+     * {@link #CHECK_EVERY} after, that the comparator's {@code serializedKeyPrefix} of the
+     * written key is its {@code keyPrefix}; a comparator that overrides only the latter would
+     * otherwise corrupt the prefixes a rebalance rebuilds. On a disagreement (or an exception)
+     * this map takes prefixes from deserialized keys from then on ({@link #prefixOf}).
+     */
+    private void checkPrefixAgreement(long ref, long kp) {
+        int n = writes++; // racy: a lost update only shifts the sampling
+        if ((n >= CHECKED_WRITES && (n & (CHECK_EVERY - 1)) != 0) || prefixFromObjects) {
+            return;
+        }
+        boolean agrees;
+        try {
+            agrees = serializedPrefix(ref) == kp; // a private slice: validation cannot fail
+        } catch (RuntimeException | Error e) {
+            agrees = false;
+        }
+        if (!agrees) {
+            prefixFromObjects = true;
+        }
+    }
+
     /** Compares two key objects. */
     public int compareKeys(K a, K b) {
         return comparator.compareKeys(a, b);
     }
 
-    /** Writes {@code key} to a new slice. @return its reference */
-    public long write(K key) {
+    /** Writes {@code key}, whose prefix is {@code kp}, to a new slice. @return its reference */
+    public long write(K key, long kp) {
         int len = Codec.sizeOf(serializer, key, Refs.MAX_AUX);
         long ref = slices.allocate(len);
         try {
@@ -108,6 +160,7 @@ public final class KeyOps<K> {
             slices.discard(ref);
             throw e;
         }
+        checkPrefixAgreement(ref, kp);
         int span = (int) (slices.dataOffset(ref) - Refs.offset(ref)) + len;
         if (span != typicalSpan) {
             typicalSpan = span;

@@ -686,7 +686,7 @@ public final class InternalOakMap<K, V> {
             }
             return -1;
         }
-        long keyRef = keys.write(key);
+        long keyRef = keys.write(key, kp);
         int linked;
         try {
             linked = c.link(ei, keyRef, key, kp, keys);
