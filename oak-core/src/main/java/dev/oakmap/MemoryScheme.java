@@ -28,7 +28,9 @@ public enum MemoryScheme {
      * era has advanced and no writer announces them. Reads never write shared memory, and a
      * stalled thread holds back at most the one slice it is writing. Reclamation never waits for
      * other threads; a read of a slice that is being written retries until the write ends (the
-     * write lock is per slice, as under the other schemes).
+     * write lock is per slice, as under the other schemes). Keys, never written in place, carry no
+     * header under this scheme: a key read is validated against the map's own metadata it was
+     * found through, which records when keys it links start being reclaimed.
      */
     NOVA
 }

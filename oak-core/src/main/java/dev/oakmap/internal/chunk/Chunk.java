@@ -97,8 +97,13 @@ import java.util.function.LongPredicate;
  * It follows the same two rules ({@link #skipDeadSuffix}, {@link #beforeInstall}).
  *
  * <h2>Lifecycle</h2>
- * NORMAL → frozen (being rebalanced) → released (replaced in the list and the index). Released
- * chunks are left to the garbage collector; their off-heap keys stay valid.
+ * NORMAL → frozen (being rebalanced) → released (replaced in the list and the index) → keys
+ * deleted. Released chunks are left to the garbage collector. Their keys stay readable until the
+ * rebalancer, once the replacements are in the index, marks the chunk ({@link #markKeysDeleted})
+ * and deletes the keys no replacement links; under a reclaiming key scheme their memory may then
+ * be reused, so every key read through a chunk is validated against that mark
+ * ({@link #keysIntact}), and fails as stale once it is set, whether or not that key was among
+ * those deleted.
  */
 public final class Chunk {
     /** The null entry index: the list head, and the end of the list. */
@@ -183,6 +188,8 @@ public final class Chunk {
     private volatile int pending;
     private volatile int removed;
     private volatile boolean released;
+    /** Set before the rebalancer deletes any key this chunk links (see "Lifecycle"). */
+    private volatile boolean keysDeleted;
     /** Every entry before this one in the list holds no live value; {@link #NONE}: no such hint (see "Dead prefix"). */
     private volatile int liveFrom;
     /**
@@ -327,7 +334,7 @@ public final class Chunk {
         if (lp != p) {
             return Integer.compare(lp, p); // decided on-heap: the refs array is not touched
         }
-        return ops.compare(key, refs[2 * ei]);
+        return ops.compare(key, refs[2 * ei], this);
     }
 
     /** @return the value reference of entry {@code ei}, read with acquire */
@@ -732,6 +739,18 @@ public final class Chunk {
 
     /** Marks this chunk replaced; done before its replacements are linked. */
     public void release() { released = true; }
+
+    /**
+     * Marks that keys this chunk links may be deleted from now on: a volatile store, made by the
+     * rebalancer after {@link #release()} and before it deletes any of them.
+     */
+    public void markKeysDeleted() { keysDeleted = true; }
+
+    /**
+     * @return true if no key this chunk links was deleted yet; read (volatile) after reading a key
+     *     through this chunk, behind an acquire fence, it validates that read (see {@code KeyOps})
+     */
+    public boolean keysIntact() { return !keysDeleted; }
 
     // ---------------------------------------------------------------- rebalance policy
 

@@ -9,17 +9,23 @@ import dev.oakmap.internal.memory.Refs;
 import dev.oakmap.internal.reclaim.SliceManager;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.VarHandle;
 
 /**
  * Everything the chunks need to know about keys: writing a key off-heap, reading it back, and
  * comparing a key object with a serialized key.
  *
  * <p>Keys are immutable once published. Their slices are managed by a {@link SliceManager}: under
- * the grow-only scheme they have no header and are never reused; under the others the rebalancer
- * deletes the keys it drops, and their memory may be reused while other threads still compare
- * against them. Every read of a key is therefore a validated read: begin, read (comparator or
- * deserializer on the bytes), end; if validation fails the result, even an exception from user
- * code, is discarded and {@link StaleKeyException} is thrown instead.
+ * the grow-only scheme they are never reused; under the others the rebalancer deletes the keys it
+ * drops, and their memory may be reused while other threads still compare against them. Every
+ * read of a key is therefore a validated read: begin, read (comparator or deserializer on the
+ * bytes), end; if validation fails the result, even an exception from user code, is discarded and
+ * {@link StaleKeyException} is thrown instead. Validation asks the slice manager (lock-based key
+ * slices have a header) and the chunk the reference was read from, its <em>guard</em>: a key
+ * read through a chunk whose keys the rebalancer has begun to delete is stale (see
+ * {@link Chunk#keysIntact}; Nova keys have no header and rely on this alone). A read without a
+ * guard is for keys protected from deletion: the one a scan stands on, or keys read under the
+ * rebalancer's lock.
  */
 public final class KeyOps<K> {
     private final OakSerializer<K> serializer;
@@ -61,8 +67,13 @@ public final class KeyOps<K> {
         return slices.reclaims();
     }
 
-    /** Compares a key object with the serialized key {@code keyRef}. @throws StaleKeyException */
-    public int compare(K key, long keyRef) {
+    /**
+     * Compares a key object with the serialized key {@code keyRef}, read from chunk {@code guard}
+     * (or protected from deletion otherwise, when {@code guard} is null).
+     *
+     * @throws StaleKeyException if the key may have been deleted during the read
+     */
+    public int compare(K key, long keyRef, Chunk guard) {
         MemorySegment seg = slices.segment(keyRef);
         long t = begin(keyRef);
         SliceBuffer b = window(seg, keyRef);
@@ -75,7 +86,7 @@ public final class KeyOps<K> {
         } finally {
             b.close();
         }
-        end(seg, keyRef, t, failure);
+        end(seg, keyRef, t, guard, failure);
         return r;
     }
 
@@ -102,7 +113,7 @@ public final class KeyOps<K> {
                 prefixFromObjects = true; // a contract breach: fall back to the prefix searches use
             }
         }
-        return comparator.keyPrefix(read(keyRef));
+        return comparator.keyPrefix(read(keyRef, null));
     }
 
     private long serializedPrefix(long keyRef) {
@@ -118,7 +129,7 @@ public final class KeyOps<K> {
         } finally {
             b.close();
         }
-        end(seg, keyRef, t, failure);
+        end(seg, keyRef, t, null, failure);
         return p;
     }
 
@@ -186,8 +197,13 @@ public final class KeyOps<K> {
         return typicalSpan;
     }
 
-    /** @return a deserialized copy of the key @throws StaleKeyException */
-    public K read(long keyRef) {
+    /**
+     * @param guard the chunk {@code keyRef} was read from, or null if the key is protected from
+     *     deletion (see {@link #compare})
+     * @return a deserialized copy of the key
+     * @throws StaleKeyException if the key may have been deleted during the read
+     */
+    public K read(long keyRef, Chunk guard) {
         MemorySegment seg = slices.segment(keyRef);
         long t = begin(keyRef);
         SliceBuffer b = window(seg, keyRef);
@@ -200,17 +216,19 @@ public final class KeyOps<K> {
         } finally {
             b.close();
         }
-        end(seg, keyRef, t, failure);
+        end(seg, keyRef, t, guard, failure);
         return k;
     }
 
     /**
      * Copies the key's bytes into {@code dst} (grown if needed).
      *
+     * @param guard the chunk {@code keyRef} was read from, or null if the key is protected from
+     *     deletion (see {@link #compare})
      * @return the array holding the copy, its length in {@code lengthOut[0]}
-     * @throws StaleKeyException if the key was deleted
+     * @throws StaleKeyException if the key may have been deleted during the read
      */
-    public byte[] copy(long keyRef, byte[] dst, int[] lengthOut) {
+    public byte[] copy(long keyRef, byte[] dst, int[] lengthOut, Chunk guard) {
         MemorySegment seg = slices.segment(keyRef);
         long t = begin(keyRef);
         int len = slices.length(seg, keyRef);
@@ -227,7 +245,7 @@ public final class KeyOps<K> {
         } catch (Throwable e) {
             failure = e;
         }
-        end(seg, keyRef, t, failure);
+        end(seg, keyRef, t, guard, failure);
         lengthOut[0] = len;
         return out;
     }
@@ -245,9 +263,17 @@ public final class KeyOps<K> {
         return t;
     }
 
-    private void end(MemorySegment seg, long keyRef, long token, Throwable failure) {
+    private void end(MemorySegment seg, long keyRef, long token, Chunk guard, Throwable failure) {
         if (!slices.readEnd(seg, keyRef, token)) {
             throw StaleKeyException.INSTANCE;
+        }
+        if (guard != null && slices.reclaims()) {
+            // the seqlock reader's order: the key's bytes are read before the chunk's mark, which
+            // the rebalancer sets (volatile) before deleting any key of the chunk
+            VarHandle.acquireFence();
+            if (!guard.keysIntact()) {
+                throw StaleKeyException.INSTANCE;
+            }
         }
         if (failure != null) {
             throw SliceManager.rethrow(failure);

@@ -124,7 +124,7 @@ public final class ChunkIndex {
             int mid = (lo + hi) >>> 1;
             long mp = p[mid];
             // the chunk object is read only on a prefix tie: the search touches the two arrays
-            int c = kp != mp ? Long.compareUnsigned(kp, mp) : ops.compare(key, a[mid].minKey);
+            int c = kp != mp ? Long.compareUnsigned(kp, mp) : ops.compare(key, a[mid].minKey, a[mid]);
             if (c > 0 || (c == 0 && inclusive)) {
                 found = mid;
                 lo = mid + 1;

@@ -48,12 +48,13 @@ import java.util.Arrays;
  *
  * <h2>Reclaimed keys</h2>
  * When keys are reclaimed (any scheme but grow-only keys), a key the cursor compares against or
- * reads may be deleted and its memory reused once the rebalancer has dropped it; the read then
- * fails validation ({@link StaleKeyException}). The cursor therefore keeps an on-heap copy of the
- * key it is on, taken with a validated read when it arrives there, and on any stale read it
- * re-locates strictly after (before, descending) that copy, or from the range's start if it has
- * returned nothing yet. Every stale key belongs to an entry that was dropped as removed, so
- * nothing present throughout the scan is skipped. {@link #key()} reads the copy, and so do the
+ * reads may be deleted and its memory reused once the rebalancer has dropped it; a read through
+ * a chunk whose keys the rebalancer has begun to delete then fails validation
+ * ({@link StaleKeyException}; see {@link Chunk}, "Lifecycle"). The cursor therefore keeps an
+ * on-heap copy of the key it is on, taken with a validated read when it arrives there, and on any
+ * stale read it re-locates strictly after (before, descending) that copy, or from the range's
+ * start if it has returned nothing yet; re-locating goes through the current index, so nothing
+ * present throughout the scan is skipped. {@link #key()} reads the copy, and so do the
  * key views it hands out ({@link ScanKeyView}): they keep working after the mapping is removed,
  * and a scan over keys never fails because of a concurrent removal.
  *
@@ -254,7 +255,7 @@ public final class Cursor<K, V> {
             return keys.readCopy(keyCopy, keyCopyLength);
         }
         try {
-            return keys.read(curKey);
+            return keys.read(curKey, null); // protected, or copied (then not read here)
         } catch (StaleKeyException e) {
             // in place, the current key is protected: it cannot be deleted (and re-locating must not retry)
             throw new IllegalStateException("the key a scan is on was reclaimed", e);
@@ -293,7 +294,7 @@ public final class Cursor<K, V> {
             }
             long v = liveValue(chunk, ei);
             if (v == RESEEK) {
-                seekAscending(keys.read(k), true); // the value may have moved: look again
+                seekAscending(keys.read(k, chunk), true); // the value may have moved: look again
                 continue;
             }
             if (v == Refs.NULL) {
@@ -407,7 +408,7 @@ public final class Cursor<K, V> {
             }
             long v = liveValue(chunk, ei);
             if (v == RESEEK) {
-                K key = keys.read(k); // the value may have moved: look again
+                K key = keys.read(k, chunk); // the value may have moved: look again
                 seekDescending(map.locate(key), key, true);
                 continue;
             }
@@ -571,7 +572,7 @@ public final class Cursor<K, V> {
             }
         }
         // the chunk or its neighbour was replaced: re-locate strictly below this chunk's range
-        K bound = keys.read(chunk.minKey);
+        K bound = keys.read(chunk.minKey, chunk);
         Chunk p;
         while (true) {
             p = map.index().findLower(bound, keys.prefix(bound), keys);
@@ -868,7 +869,7 @@ public final class Cursor<K, V> {
 
     private void setCurrent(Chunk c, int ei, long k, long v) {
         if (copiesKeys) {
-            copyKey(k); // may throw StaleKeyException: then nothing changed
+            copyKey(c, k); // may throw StaleKeyException: then nothing changed
         } else if (keysInPlace) {
             protect(c, k);
         }
@@ -891,7 +892,7 @@ public final class Cursor<K, V> {
      */
     private void releaseHazards() {
         if (reusableKey != null && curKey != Refs.NULL) {
-            copyKey(curKey);
+            copyKey(null, curKey); // protected: no guard
             reusableKey.position(keyCopySegment, 0, keyCopyLength);
         }
         map.keyHazards().unregister(hazard);
@@ -923,11 +924,12 @@ public final class Cursor<K, V> {
     }
 
     /**
-     * Copies key {@code k} on-heap: into the spare array, so that a stale read changes nothing,
-     * then swaps the spare and the current arrays (views hand out copies or are repositioned).
+     * Copies key {@code k}, read from chunk {@code c} (null: a protected key), on-heap: into the
+     * spare array, so that a stale read changes nothing, then swaps the spare and the current
+     * arrays (views hand out copies or are repositioned).
      */
-    private void copyKey(long k) {
-        byte[] filled = keys.copy(k, spareCopy, copyLength);
+    private void copyKey(Chunk c, long k) {
+        byte[] filled = keys.copy(k, spareCopy, copyLength, c);
         MemorySegment filledSegment = filled == spareCopy ? spareSegment : MemorySegment.ofArray(filled);
         // the copy validated: it becomes the current key, and the old current array the spare
         spareCopy = keyCopy;
@@ -996,7 +998,7 @@ public final class Cursor<K, V> {
             // a view that outlives the step needs its own copy (in place, the key is protected: it validates)
             ScanKeyView view = new ScanKeyView(map, null);
             if (keysInPlace) {
-                byte[] own = keys.copy(curKey, NO_BYTES, copyLength); // a new array of the key's length
+                byte[] own = keys.copy(curKey, NO_BYTES, copyLength, null); // protected; a new array of its length
                 view.position(MemorySegment.ofArray(own), 0, copyLength[0]);
             } else {
                 view.position(MemorySegment.ofArray(Arrays.copyOf(keyCopy, keyCopyLength)), 0, keyCopyLength);

@@ -205,6 +205,9 @@ final class Rebalancer {
      * Keys that a stream scan is on are kept until a later rebalance finds them free.
      */
     private void deleteDroppedKeys(Chunk[] engaged, Entries live, Entries dropped) {
+        for (Chunk e : engaged) {
+            e.markKeysDeleted(); // before any deletion: readers through these chunks now fail validation
+        }
         long kept = engaged[0].minKey;
         for (int i = 1; i < engaged.length; i++) {
             long m = engaged[i].minKey;

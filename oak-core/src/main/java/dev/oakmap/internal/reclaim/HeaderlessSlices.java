@@ -7,20 +7,44 @@ import dev.oakmap.internal.memory.Refs;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The {@link MemoryScheme#GROW_ONLY} scheme for keys: immutable slices with no header at all; a
- * reference carries the length in its aux field. Published slices are never deleted or reused
- * while the map lives, so reads need no checks; only slices that were never published are given
- * back ({@link #discard}).
+ * Key slices with no header at all: a reference carries the length in its aux field, and the
+ * slice is just the key's bytes, rounded up to the 4-byte granule. Keys are never written after
+ * they are published, so there is nothing to lock; what a header would otherwise say, whether a
+ * reference still points at its key, is known from where the reference was read.
+ *
+ * <ul>
+ * <li>Under {@link MemoryScheme#GROW_ONLY} ({@code reclaimed} false) published slices are never
+ *     deleted or reused while the map lives, so reads need no checks; only slices that were
+ *     never published are given back ({@link #discard}).
+ * <li>Under {@link MemoryScheme#NOVA} ({@code reclaimed} true) the rebalancer deletes the keys
+ *     that no chunk links any more, and {@link #delete} returns their memory to the allocator at
+ *     once. Readers validate against the chunk they read the reference from instead of a
+ *     version: the rebalancer marks every chunk whose keys it is about to delete (see
+ *     {@code Chunk#keysIntact}), a reader re-checks that mark after its reads (with an acquire
+ *     fence before, as a seqlock reader does, in {@code KeyOps}), and keys read through other
+ *     references are protected from deletion ({@code KeyHazards}: the keys scans stand on) or
+ *     read under the rebalancer's lock. Each key is deleted once, by the rebalance that dropped
+ *     it, so no era or announcement is needed: this is Nova's validation with the version kept
+ *     per chunk rather than per slice, which saves the 8-byte header of every key.
+ * </ul>
  */
 public final class HeaderlessSlices extends SliceManager {
 
-    HeaderlessSlices(BlockAllocator allocator, BlockAllocator.Kind kind) {
+    private final boolean reclaimed;
+    /** Slices deleted and not allocated again, when assertions are on: catches a double delete. */
+    private final java.util.Set<Long> deleted;
+
+    HeaderlessSlices(BlockAllocator allocator, BlockAllocator.Kind kind, boolean reclaimed) {
         super(allocator, kind);
+        this.reclaimed = reclaimed;
+        boolean checks = false;
+        assert checks = true;
+        this.deleted = checks && reclaimed ? java.util.concurrent.ConcurrentHashMap.newKeySet() : null;
     }
 
-    @Override public MemoryScheme scheme() { return MemoryScheme.GROW_ONLY; }
+    @Override public MemoryScheme scheme() { return reclaimed ? MemoryScheme.NOVA : MemoryScheme.GROW_ONLY; }
 
-    @Override public boolean reclaims() { return false; }
+    @Override public boolean reclaims() { return reclaimed; }
 
     @Override public int headerBytes() { return 0; }
 
@@ -34,7 +58,11 @@ public final class HeaderlessSlices extends SliceManager {
         if (length > Refs.MAX_AUX) {
             throw new IllegalArgumentException("a slice of " + length + " bytes is too long");
         }
-        return Refs.withAux(allocator.allocate(sliceBytes(length), kind), length);
+        long ref = Refs.withAux(allocator.allocate(sliceBytes(length), kind), length);
+        if (deleted != null) {
+            deleted.remove(Refs.withAux(ref, 0));
+        }
+        return ref;
     }
 
     @Override
@@ -72,6 +100,11 @@ public final class HeaderlessSlices extends SliceManager {
 
     @Override
     public boolean delete(long ref) {
-        return false; // grow-only: kept until the map is closed
+        if (!reclaimed) {
+            return false; // grow-only: kept until the map is closed
+        }
+        assert deleted.add(Refs.withAux(ref, 0)) : "key slice deleted twice: " + Long.toHexString(ref);
+        allocator.free(ref, sliceBytes(Refs.aux(ref)), kind);
+        return true;
     }
 }

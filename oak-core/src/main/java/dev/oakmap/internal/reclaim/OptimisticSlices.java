@@ -12,8 +12,8 @@ import java.lang.invoke.VarHandle;
  * Slices with a versioned header, optimistic (seqlock-style) readers and CAS-locked writers: the
  * {@link MemoryScheme#NOVA} scheme for values when built with a {@link Nova} reclaimer, and the
  * {@link MemoryScheme#GROW_ONLY} scheme for values when built without one (deleted slices are
- * then never reused). Keys, never written once published, have a smaller header under Nova
- * ({@link ImmutableSlices}).
+ * then never reused). Keys, never written once published, have no header under Nova
+ * ({@link HeaderlessSlices}).
  *
  * <h2>Layout</h2>
  * A slice is a 12-byte header followed by the data, {@code 12 + length} bytes rounded up to the

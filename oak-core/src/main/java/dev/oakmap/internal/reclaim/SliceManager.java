@@ -31,7 +31,7 @@ import java.lang.invoke.VarHandle;
  * </ul>
  * Subclasses say which memory orderings make each step safe.
  */
-public abstract sealed class SliceManager permits OptimisticSlices, ImmutableSlices, LockBasedSlices, HeaderlessSlices {
+public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSlices, HeaderlessSlices {
 
     /** Returned by {@link #readBegin} and {@link #lockWrite} when the reference is not live. */
     public static final long GONE = -1L;
@@ -67,11 +67,11 @@ public abstract sealed class SliceManager permits OptimisticSlices, ImmutableSli
     public static SliceManager create(MemoryScheme scheme, BlockAllocator allocator, BlockAllocator.Kind kind) {
         return switch (scheme) {
             case GROW_ONLY -> kind == BlockAllocator.Kind.KEY
-                    ? new HeaderlessSlices(allocator, kind)
+                    ? new HeaderlessSlices(allocator, kind, false)
                     : new OptimisticSlices(allocator, kind, null);
             case LOCK_BASED -> new LockBasedSlices(allocator, kind);
             case NOVA -> kind == BlockAllocator.Kind.KEY
-                    ? new ImmutableSlices(allocator, kind, new Nova(allocator, kind))
+                    ? new HeaderlessSlices(allocator, kind, true)
                     : new OptimisticSlices(allocator, kind, new Nova(allocator, kind));
         };
     }
