@@ -23,39 +23,60 @@ public final class BlockPool {
     }
 
     private final AtomicReferenceArray<Block> blocks = new AtomicReferenceArray<>(Refs.MAX_BLOCK_ID + 1);
+    /** Ids handed out and not yet given back; guarded by this. */
+    private final boolean[] taken = new boolean[Refs.MAX_BLOCK_ID + 1];
     private final AtomicLong reserved = new AtomicLong();
-    private int nextIdHint = 1;
+    private int nextIdHint = 1; // guarded by this
 
     /**
-     * Maps a new block.
+     * Maps a new block. Only the choice of an id holds the pool's lock: mapping and faulting in
+     * the pages can take a hundred milliseconds on a lazily backed host, and a map's background
+     * thread maps its spare block while that map's writers (or other maps) may need one too.
      *
      * @param size bytes, at most {@link Refs#MAX_BLOCK_SIZE}
      * @param populate fault the pages in now rather than on first use
      * @param huge use huge pages rather than small ones (see {@link Block})
      * @throws OutOfMemoryError if the OS refuses the memory or all block ids are taken
      */
-    public synchronized Block allocate(long size, boolean populate, boolean huge) {
+    public Block allocate(long size, boolean populate, boolean huge) {
         if (size <= 0 || size > Refs.MAX_BLOCK_SIZE) {
             throw new IllegalArgumentException("block size out of range: " + size);
         }
+        int id = takeId();
+        Block block;
+        try {
+            block = new Block(id, size, populate, huge);
+        } catch (RuntimeException | Error e) {
+            giveBackId(id);
+            throw e;
+        }
+        blocks.set(id, block); // volatile: the block is visible to block(id) before its id is used
+        reserved.addAndGet(size);
+        return block;
+    }
+
+    private synchronized int takeId() {
         for (int n = 0; n < Refs.MAX_BLOCK_ID; n++) {
             int id = nextIdHint;
             nextIdHint = id == Refs.MAX_BLOCK_ID ? 1 : id + 1;
-            if (blocks.get(id) == null) {
-                Block block = new Block(id, size, populate, huge);
-                blocks.set(id, block);
-                reserved.addAndGet(size);
-                return block;
+            if (!taken[id]) {
+                taken[id] = true;
+                return id;
             }
         }
         throw new OutOfMemoryError("all " + Refs.MAX_BLOCK_ID + " off-heap block ids are in use");
     }
 
+    private synchronized void giveBackId(int id) {
+        taken[id] = false;
+    }
+
     /** Unmaps {@code block} and makes its id available again. */
-    public synchronized void release(Block block) {
+    public void release(Block block) {
         if (blocks.compareAndSet(block.id, block, null)) {
             reserved.addAndGet(-block.size());
             block.free();
+            giveBackId(block.id); // only now: the id's next block comes after this one is gone
         }
     }
 

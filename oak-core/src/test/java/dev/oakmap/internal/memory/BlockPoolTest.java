@@ -252,4 +252,46 @@ class BlockPoolTest {
         }
         assertEquals(0, pool.reservedBytes());
     }
+
+    /**
+     * Blocks are mapped outside the pool's lock, so threads map in parallel: ids of live blocks
+     * must still be distinct, each id must resolve to its own block, and released ids come back.
+     */
+    @Test
+    void threadsMappingAtOnceGetDistinctIds() throws InterruptedException {
+        BlockPool pool = new BlockPool();
+        int threads = 4, rounds = 300;
+        java.util.concurrent.ConcurrentHashMap<Integer, Block> live = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread[] ts = new Thread[threads];
+        for (int t = 0; t < threads; t++) {
+            ts[t] = new Thread(() -> {
+                try {
+                    for (int i = 0; i < rounds; i++) {
+                        Block b = pool.allocate(4096, i % 2 == 0, false);
+                        if (live.putIfAbsent(b.id, b) != null) {
+                            throw new AssertionError("id " + b.id + " handed out twice");
+                        }
+                        if (pool.block(b.id) != b) {
+                            throw new AssertionError("id " + b.id + " resolves to another block");
+                        }
+                        b.segment.set(ValueLayout.JAVA_LONG, 0, b.id);
+                        live.remove(b.id, b);
+                        pool.release(b);
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+            });
+            ts[t].start();
+        }
+        for (Thread t : ts) {
+            t.join();
+        }
+        if (failure.get() != null) {
+            throw new AssertionError(failure.get());
+        }
+        assertEquals(0, pool.reservedBytes());
+        assertTrue(live.isEmpty());
+    }
 }
