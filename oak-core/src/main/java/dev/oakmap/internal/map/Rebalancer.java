@@ -224,6 +224,7 @@ final class Rebalancer {
             }
         }
         // the chunks were released above: a key a scan still protects is deferred (KeyHazards)
+        assert Arrays.stream(engaged).noneMatch(Chunk::keysIntact) : "keys deleted before their chunks were marked";
         for (long ref : hazards.deletable(Arrays.copyOf(refs, distinct))) {
             keys.delete(ref);
         }
