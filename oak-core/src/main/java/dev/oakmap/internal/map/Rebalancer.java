@@ -171,9 +171,10 @@ final class Rebalancer {
             if (growth == Growth.SCATTERED) {
                 replacements = build(c.minKey, c.minPrefix, live, pieces(live.size), ratio);
             } else if (live.size > capacity - appendRoom()) {
-                replacements = buildPacked(c.minKey, c.minPrefix, live);
+                replacements = growth == Growth.PREPENDED ? buildPackedBehind(c.minKey, c.minPrefix, live)
+                        : buildPacked(c.minKey, c.minPrefix, live);
             } else {
-                double room = growth == Growth.APPENDED ? Math.max(ratio, APPEND_GROWTH) : ratio;
+                double room = growth == Growth.PAST_THE_END ? ratio : Math.max(ratio, APPEND_GROWTH);
                 replacements = build(c.minKey, c.minPrefix, live, 1, room);
             }
         } catch (RuntimeException | Error e) {
@@ -237,7 +238,12 @@ final class Rebalancer {
         /** Insertions past the last sorted entry, in any order among themselves. */
         PAST_THE_END,
         /** Insertions past the last sorted entry, each (nearly all) at the end of the list. */
-        APPENDED
+        APPENDED,
+        /**
+         * Insertions before the first sorted entry, each (nearly all) at the head of the list:
+         * keys arriving in decreasing order. The mirror of {@link #APPENDED}.
+         */
+        PREPENDED
     }
 
     /**
@@ -254,7 +260,12 @@ final class Rebalancer {
      *     at or near the end of the list. Slots are taken in arrival order, so an entry whose
      *     slot is more than {@link #APPEND_WINDOW} below the largest met before it in the list
      *     has a key above that of an entry that arrived over {@code APPEND_WINDOW} insertions
-     *     after it: that later entry landed that far from the end
+     *     after it: that later entry landed that far from the end; {@link Growth#PREPENDED} if the chunk
+     *     saw no removals and nearly all entries linked since the build lie before its first
+     *     sorted entry, nearly each linked at the head (the mirror test: in list order, an entry
+     *     whose slot is more than {@code APPEND_WINDOW} above the least met before it arrived
+     *     that many insertions after an entry with a smaller key: it landed that far from the
+     *     head)
      */
     private Growth copyLive(Chunk c, Entries out, Entries dropped) {
         boolean check = c.removals() > 0;
@@ -263,7 +274,19 @@ final class Rebalancer {
         int inside = 0;      // of those, the ones met before the last sorted entry
         int outOfOrder = 0;  // entries linked after the build far behind the end (see APPEND_WINDOW)
         int lastSlot = Chunk.NONE;
+        int beforeFirst = -1;   // entries linked after the build, met before the first sorted entry
+        int prependedOutOfOrder = 0; // of those, the ones far from the head when linked (the mirror of outOfOrder)
+        int leastSlot = Integer.MAX_VALUE;
         for (int ei = c.nextEntry(Chunk.NONE); ei != Chunk.NONE; ei = c.nextEntry(ei)) {
+            if (c.isSorted(ei) && beforeFirst < 0) {
+                beforeFirst = linkedSince;
+            } else if (!c.isSorted(ei) && beforeFirst < 0) {
+                // before the first sorted entry, prepended keys sit newest (highest slot) first
+                if (leastSlot != Integer.MAX_VALUE && ei > leastSlot + APPEND_WINDOW) {
+                    prependedOutOfOrder++;
+                }
+                leastSlot = Math.min(leastSlot, ei);
+            }
             if (c.isSorted(ei)) {
                 inside = linkedSince;
                 outOfOrder = 0; // only the entries past the last sorted one count
@@ -284,6 +307,10 @@ final class Rebalancer {
             }
         }
         int after = linkedSince - inside;
+        if (c.sortedCount() > 0 && linkedSince > 0 && !check
+                && linkedSince - beforeFirst <= linkedSince / 8 && prependedOutOfOrder <= beforeFirst / 8) {
+            return Growth.PREPENDED;
+        }
         // a few stragglers are tolerated: concurrent appenders do not arrive in exact order
         if (c.sortedCount() == 0 || after == 0 || inside > after / 8) {
             return Growth.SCATTERED;
@@ -317,6 +344,22 @@ final class Rebalancer {
                 slotsFor(live.size - split, capacity, ratio), live, split, live.size - split);
         left.nextChunk = right;
         return new Chunk[] {left, right};
+    }
+
+    /**
+     * Replacements for a chunk that only grew at its head (keys arriving in decreasing order), the
+     * mirror of {@link #buildPacked}: the first {@link #appendRoom()} entries start the chunk that
+     * takes the next prepends (it keeps the old chunk's minimum key, below which they land), and
+     * the rest go into one chunk with almost no spare slots.
+     */
+    private Chunk[] buildPackedBehind(long minKey, long minPrefix, Entries live) {
+        int split = appendRoom();
+        int spare = Math.max(1, Math.min(16, capacity / 16)); // for a few out-of-order stragglers
+        Chunk front = chunk(minKey, minPrefix, slotsFor(split, capacity, Math.max(ratio, APPEND_GROWTH)), live, 0, split);
+        Chunk back = chunk(live.keys[split], keys.prefixOf(live.keys[split]),
+                Math.min(capacity, live.size - split + spare), live, split, live.size - split);
+        front.nextChunk = back;
+        return new Chunk[] {front, back};
     }
 
     /**

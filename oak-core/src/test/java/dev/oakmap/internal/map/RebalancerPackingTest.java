@@ -60,6 +60,35 @@ class RebalancerPackingTest {
     }
 
     /**
+     * The mirror: keys inserted in decreasing order land at the head of the first chunk, which is
+     * rebuilt with room to double and then packed behind a chunk that takes the next ones; chunks
+     * end nearly full and each key is copied about twice (the ratio's room, as for keys in random
+     * order, copied each about five times).
+     */
+    @Test
+    void descendingInsertionPacksChunksAndCopiesEachKeyAboutTwice() {
+        for (int capacity : new int[] {16, 64, 4096}) {
+            int n = capacity * 40;
+            InternalOakMap<Integer, int[]> map = mapWithRatio(capacity, 0.25);
+            try {
+                for (int k = n - 1; k >= 0; k--) {
+                    assertNull(map.putIfAbsent(k, val(k, 1)));
+                }
+                assertEquals(n, map.size());
+                double f = fill(map);
+                double copies = (double) map.rebalancer().entriesCopied() / n;
+                String ctx = "capacity " + capacity + ": slots filled " + f + " over " + map.chunkCount()
+                        + " chunks, copies per key " + copies;
+                assertTrue(f > 0.9, ctx);
+                assertTrue(copies < 3.0, ctx);
+                checkAll(map, n, 1, "capacity " + capacity);
+            } finally {
+                map.close();
+            }
+        }
+    }
+
+    /**
      * A chunk that is only appended to is rebuilt with room to double, so an appended key is
      * copied about twice before its chunk is packed; keys that land past the chunk's end but in
      * random order among themselves (here, shuffled in windows of a thousand) keep the ratio's
