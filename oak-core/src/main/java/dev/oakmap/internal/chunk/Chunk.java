@@ -170,8 +170,6 @@ public final class Chunk {
     /** The 32-bit form of a prefix {@code p} is {@code (p >>> prefixShift) - prefixBase}, clamped (see "Prefixes"). */
     private final int prefixShift;
     private final long prefixBase;
-    /** Whether the largest 32-bit form may stand for larger prefixes too (clamped from above). */
-    private final boolean clampsAbove;
     /** The entries list: the entry after entry {@code ei}, as an unsigned index (see {@link #LINKS}). */
     private final char[] next;
 
@@ -225,7 +223,6 @@ public final class Chunk {
             this.prefixShift = shiftFor(lo, srcPrefixes[from + count - 1], minShift);
             this.prefixBase = baseFor(lo, prefixShift);
         }
-        this.clampsAbove = Long.compareUnsigned((-1L >>> prefixShift) - prefixBase, MAX_LOCAL) >= 0;
         this.refs = new long[2 * (capacity + 1)];
         this.prefixes = new int[capacity + 1];
         this.next = new char[capacity + 1];
@@ -296,6 +293,7 @@ public final class Chunk {
      */
     public boolean prefixKnown(int ei) {
         long q = unbiased(prefixes[ei]);
+        boolean clampsAbove = Long.compareUnsigned((-1L >>> prefixShift) - prefixBase, MAX_LOCAL) >= 0;
         return !(q == 0 && prefixBase != 0) && !(q == MAX_LOCAL && clampsAbove);
     }
 

@@ -10,6 +10,7 @@ import dev.oakmap.internal.reclaim.SliceManager;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Everything the chunks need to know about keys: writing a key off-heap, reading it back, and
@@ -42,8 +43,13 @@ public final class KeyOps<K> {
      * (see {@link #prefixOf}). Racy by design: until a thread sees it, it checks again.
      */
     private volatile boolean prefixFromObjects;
-    /** Keys written so far, counted racily for {@link #checkPrefixAgreement}. */
+    /**
+     * Keys written so far, counted racily for {@link #checkPrefixAgreement} up to
+     * {@link #CHECKED_WRITES} only: after that the field is only read, so its line stays shared.
+     */
     private int writes;
+    /** Whether dropped keys are reused while the map lives: the slice manager's answer, kept. */
+    private final boolean reclaims;
     private static final int CHECKED_WRITES = 64;
     private static final int CHECK_EVERY = 1024;
 
@@ -51,6 +57,7 @@ public final class KeyOps<K> {
         this.serializer = serializer;
         this.comparator = comparator;
         this.slices = slices;
+        this.reclaims = slices.reclaims();
     }
 
     public OakComparator<K> comparator() {
@@ -64,7 +71,7 @@ public final class KeyOps<K> {
 
     /** @return true if dropped keys are reused while the map lives (so key reads can go stale) */
     public boolean reclaims() {
-        return slices.reclaims();
+        return reclaims;
     }
 
     /**
@@ -134,15 +141,19 @@ public final class KeyOps<K> {
     }
 
     /**
-     * Checks, for the first {@link #CHECKED_WRITES} keys written and one in
-     * {@link #CHECK_EVERY} after, that the comparator's {@code serializedKeyPrefix} of the
+     * Checks, for the first {@link #CHECKED_WRITES} keys written and about one in
+     * {@link #CHECK_EVERY} after (chosen at random), that the comparator's {@code serializedKeyPrefix} of the
      * written key is its {@code keyPrefix}; a comparator that overrides only the latter would
      * otherwise corrupt the prefixes a rebalance rebuilds. On a disagreement (or an exception)
      * this map takes prefixes from deserialized keys from then on ({@link #prefixOf}).
      */
     private void checkPrefixAgreement(long ref, long kp) {
-        int n = writes++; // racy: a lost update only shifts the sampling
-        if ((n >= CHECKED_WRITES && (n & (CHECK_EVERY - 1)) != 0) || prefixFromObjects) {
+        if (writes < CHECKED_WRITES) {
+            writes++; // racy: a lost update only checks a key more
+        } else if ((ThreadLocalRandom.current().nextInt() & (CHECK_EVERY - 1)) != 0) {
+            return; // sampled per thread: no shared write on the insertion path
+        }
+        if (prefixFromObjects) {
             return;
         }
         boolean agrees;
@@ -267,7 +278,7 @@ public final class KeyOps<K> {
         if (!slices.readEnd(seg, keyRef, token)) {
             throw StaleKeyException.INSTANCE;
         }
-        if (guard != null && slices.reclaims()) {
+        if (guard != null && reclaims) {
             // the seqlock reader's order: the key's bytes are read before the chunk's mark, which
             // the rebalancer sets (volatile) before deleting any key of the chunk
             VarHandle.acquireFence();

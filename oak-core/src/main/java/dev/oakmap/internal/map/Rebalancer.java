@@ -278,14 +278,16 @@ final class Rebalancer {
         int prependedOutOfOrder = 0; // of those, the ones far from the head when linked (the mirror of outOfOrder)
         int leastSlot = Integer.MAX_VALUE;
         for (int ei = c.nextEntry(Chunk.NONE); ei != Chunk.NONE; ei = c.nextEntry(ei)) {
-            if (c.isSorted(ei) && beforeFirst < 0) {
-                beforeFirst = linkedSince;
-            } else if (!c.isSorted(ei) && beforeFirst < 0) {
-                // before the first sorted entry, prepended keys sit newest (highest slot) first
-                if (leastSlot != Integer.MAX_VALUE && ei > leastSlot + APPEND_WINDOW) {
-                    prependedOutOfOrder++;
+            if (beforeFirst < 0) { // still before the first sorted entry
+                if (c.isSorted(ei)) {
+                    beforeFirst = linkedSince;
+                } else {
+                    // prepended keys sit here newest (highest slot) first
+                    if (leastSlot != Integer.MAX_VALUE && ei > leastSlot + APPEND_WINDOW) {
+                        prependedOutOfOrder++;
+                    }
+                    leastSlot = Math.min(leastSlot, ei);
                 }
-                leastSlot = Math.min(leastSlot, ei);
             }
             if (c.isSorted(ei)) {
                 inside = linkedSince;

@@ -5,6 +5,8 @@ import dev.oakmap.internal.memory.BlockAllocator;
 import dev.oakmap.internal.memory.Refs;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Key slices with no header at all: a reference carries the length in its aux field, and the
@@ -32,14 +34,14 @@ public final class HeaderlessSlices extends SliceManager {
 
     private final boolean reclaimed;
     /** Slices deleted and not allocated again, when assertions are on: catches a double delete. */
-    private final java.util.Set<Long> deleted;
+    private final Set<Long> deleted;
 
     HeaderlessSlices(BlockAllocator allocator, BlockAllocator.Kind kind, boolean reclaimed) {
         super(allocator, kind);
         this.reclaimed = reclaimed;
         boolean checks = false;
         assert checks = true;
-        this.deleted = checks && reclaimed ? java.util.concurrent.ConcurrentHashMap.newKeySet() : null;
+        this.deleted = checks && reclaimed ? ConcurrentHashMap.newKeySet() : null;
     }
 
     @Override public MemoryScheme scheme() { return reclaimed ? MemoryScheme.NOVA : MemoryScheme.GROW_ONLY; }

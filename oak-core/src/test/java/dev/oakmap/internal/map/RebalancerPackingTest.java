@@ -89,6 +89,34 @@ class RebalancerPackingTest {
     }
 
     /**
+     * A descending cursor that meets many dead entries at a chunk's end (a stack-like use: take
+     * the last, put past the end) asks for that chunk's compaction, so later cursors do not walk
+     * them again; the live keys are all kept.
+     */
+    @Test
+    void descendingCursorCompactsAChunkWithADeadEnd() {
+        InternalOakMap<Integer, int[]> map = mapWithRatio(4096, 0.25);
+        try {
+            int n = 1000, dead = 100;
+            for (int k = 0; k < n; k++) {
+                assertNull(map.putIfAbsent(k, val(k, 1)));
+            }
+            for (int k = n - dead; k < n; k++) {
+                assertTrue(map.delete(k));
+            }
+            long copiedBefore = map.rebalancer().entriesCopied();
+            Cursor<Integer, int[]> c = map.cursor(null, false, null, false, true);
+            assertTrue(c.advance());
+            assertEquals(n - dead - 1, c.key(), "the last live key");
+            assertTrue(map.rebalancer().entriesCopied() > copiedBefore, "the chunk was compacted");
+            assertEquals(n - dead, map.size());
+            checkAll(map, n - dead, 1, "after compaction");
+        } finally {
+            map.close();
+        }
+    }
+
+    /**
      * A chunk that is only appended to is rebuilt with room to double, so an appended key is
      * copied about twice before its chunk is packed; keys that land past the chunk's end but in
      * random order among themselves (here, shuffled in windows of a thousand) keep the ratio's
