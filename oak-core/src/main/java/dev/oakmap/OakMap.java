@@ -50,11 +50,14 @@ import java.util.function.Supplier;
  * <h2>Atomicity</h2>
  *
  * All operations on a given key ({@code get}, {@code put}, {@code remove}, the {@code compute}
- * family, {@code replace}, ...) are linearizable. Navigation queries ({@code firstKey},
- * {@code lastKey}, {@code lower/floor/ceiling/higher}, {@code pollFirst/LastEntry}) search like a
- * scan and give the scan guarantee below: the key they return was present during the call, and a
- * key present throughout the call is not skipped, but keys inserted or removed concurrently may or
- * may not be seen (a Lincheck model check found such a history, so we do not claim more). Unlike
+ * family, {@code replace}, ...) are linearizable, and so are the navigation queries
+ * ({@code firstKey}, {@code lastKey}, {@code first/lastEntry}, {@code lower/floor/ceiling/higher}
+ * and their {@code Entry} forms, on the map and on its views): the answer, and the value returned
+ * with it, are those of one instant during the call. They search twice and compare, starting
+ * over when a concurrent update changed what the answer rests on, so under heavy updates of the
+ * keys near the answer they may take a few attempts. {@code pollFirstEntry} and
+ * {@code pollLastEntry} find the first (last) key that way and then remove it, if no other
+ * thread removed it first, in which case they search again. Unlike
  * {@code ConcurrentSkipListMap},
  * {@link #compute}, {@link #computeIfAbsent}, {@link #computeIfPresent} and {@link #merge} are
  * performed atomically: the function runs while the value's lock is held, so no other update of
@@ -222,23 +225,6 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
         return cursor(descending);
     }
 
-    /** The first live mapping of a cursor; with withValue false, the entry's value is null. */
-    private static <K, V> SimpleImmutableEntry<K, V> first(Cursor<K, V> c, boolean withValue) {
-        if (c == null) {
-            return null;
-        }
-        while (c.advance()) {
-            if (!withValue) {
-                return new SimpleImmutableEntry<>(c.key(), null);
-            }
-            V v = c.value();
-            if (v != null) {
-                return new SimpleImmutableEntry<>(c.key(), v);
-            }
-        }
-        return null;
-    }
-
     /**
      * The mapping nearest to {@code key} in key order: if {@code above}, the least key greater than
      * (or equal to, if inclusive) {@code key}; otherwise the greatest key less than (or equal to).
@@ -252,7 +238,7 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
                 from = lo;
                 fromInclusive = loInclusive;
             }
-            return first(cursor(from, fromInclusive, hi, hiInclusive, false), withValue);
+            return navigate(from, fromInclusive, hi, hiInclusive, false, withValue);
         } else {
             K to = key;
             boolean toInclusive = inclusive;
@@ -260,13 +246,26 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
                 to = hi;
                 toInclusive = hiInclusive;
             }
-            return first(cursor(lo, loInclusive, to, toInclusive, true), withValue);
+            return navigate(lo, loInclusive, to, toInclusive, true, withValue);
         }
     }
 
     /** The lowest (highest if {@code highest}) mapping of the range in key order. */
     private SimpleImmutableEntry<K, V> extreme(boolean highest, boolean withValue) {
-        return first(cursor(highest), withValue);
+        return navigate(lo, loInclusive, hi, hiInclusive, highest, withValue);
+    }
+
+    /**
+     * The lowest (highest if {@code highest}) mapping of a key-order range, linearizably; with
+     * withValue false, the entry's value is null.
+     */
+    private SimpleImmutableEntry<K, V> navigate(K from, boolean fromInclusive, K to, boolean toInclusive,
+                                                boolean highest, boolean withValue) {
+        if (isEmptyRange(cmp, from, fromInclusive, to, toInclusive)) {
+            ensureOpen();
+            return null;
+        }
+        return internal.navigate(from, fromInclusive, to, toInclusive, highest, withValue);
     }
 
     private static <K> K keyOf(Map.Entry<K, ?> e) {

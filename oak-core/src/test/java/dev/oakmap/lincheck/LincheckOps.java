@@ -24,6 +24,11 @@ final class LincheckOps {
         return sum >= 5 ? null : sum;
     }
 
+    /** @return "key=value", or null for no entry */
+    static String entry(Map.Entry<Integer, Long> e) {
+        return e == null ? null : e.getKey() + "=" + e.getValue();
+    }
+
     static List<String> render(Map<Integer, Long> m) {
         List<String> out = new ArrayList<>();
         for (Map.Entry<Integer, Long> e : m.entrySet()) {

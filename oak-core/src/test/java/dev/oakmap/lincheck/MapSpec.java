@@ -125,6 +125,30 @@ public class MapSpec {
         return map.lastKey();
     }
 
+    public String firstEntry() {
+        return LincheckOps.entry(map.firstEntry());
+    }
+
+    public String lastEntry() {
+        return LincheckOps.entry(map.lastEntry());
+    }
+
+    public String ceilingEntry(int key) {
+        return LincheckOps.entry(map.ceilingEntry(key));
+    }
+
+    public String floorEntry(int key) {
+        return LincheckOps.entry(map.floorEntry(key));
+    }
+
+    public String tailFirstEntry(int key) {
+        return LincheckOps.entry(map.tailMap(key, false).firstEntry());
+    }
+
+    public String headLastEntry(int key) {
+        return LincheckOps.entry(map.headMap(key, false).lastEntry());
+    }
+
     // ---------------------------------------------------------------- scan test (see OakMapScanLincheckTest)
 
     public List<String> scanAscending(int gap) {

@@ -46,7 +46,9 @@ import java.util.function.LongPredicate;
  *     the CAS that swaps the reference, which happens under the old slice's lock);
  * <li>removal: the release store that sets DELETED in the header;
  * <li>a read that finds a value: the validation of its optimistic read; a read that finds
- *     nothing: the moment it observed absence, given the rule below.
+ *     nothing: the moment it observed absence, given the rule below;
+ * <li>navigation (the least or greatest mapping of a range): the start of the second of two
+ *     walks that found the same facts ({@link Navigator}).
  * </ul>
  *
  * <h2>Reading from a chunk that is being replaced</h2>
@@ -840,13 +842,10 @@ public final class InternalOakMap<K, V> {
             }
             T r = null;
             Throwable failure = null;
-            b.open(seg, base, values.length(seg, ref), false); // validated with the bytes
             try {
-                r = f.apply(b);
+                r = apply(seg, base, values.length(seg, ref), b, f); // the length is validated with the bytes
             } catch (Throwable e) {
                 failure = e; // may come from bytes torn by a writer (even an Error): judged after validation
-            } finally {
-                b.close();
             }
             if (values.readEnd(seg, ref, h)) {
                 if (failure != null) {
@@ -855,6 +854,41 @@ public final class InternalOakMap<K, V> {
                 return r;
             }
         }
+    }
+
+    private static <T> T apply(MemorySegment seg, long base, int length, SliceBuffer b, Function<OakScopedReadBuffer, T> f) {
+        b.open(seg, base, length, false);
+        try {
+            return f.apply(b);
+        } finally {
+            b.close();
+        }
+    }
+
+    /**
+     * Applies {@code f} to value {@code ref} inside a read the caller began with
+     * {@link SliceManager#readBegin} and ends with {@link SliceManager#readEnd}, which judges the
+     * result (and any exception of {@code f}, which may come from torn bytes).
+     */
+    <T> T applyToValue(long ref, Function<OakScopedReadBuffer, T> f) {
+        MemorySegment seg = values.segment(ref);
+        return apply(seg, values.dataOffset(ref), values.length(seg, ref), new SliceBuffer(), f);
+    }
+
+    /** The value serializer's deserializer, as a function of a read buffer. */
+    Function<OakScopedReadBuffer, V> valueDeserializer() {
+        return deserializer;
+    }
+
+    /**
+     * The least (or, {@code descending}, greatest) mapping of a key range, linearizably (see
+     * {@link Navigator}). Null bounds are open ends.
+     *
+     * @return the mapping, with a null value unless {@code withValue}; null if the range is empty
+     */
+    public java.util.AbstractMap.SimpleImmutableEntry<K, V> navigate(K lo, boolean loInclusive, K hi, boolean hiInclusive,
+                                                                      boolean descending, boolean withValue) {
+        return new Navigator<>(this, lo, loInclusive, hi, hiInclusive).find(descending, withValue);
     }
 
     /** @return a deserialized copy of value {@code ref}, or {@link #gone()} */
