@@ -39,8 +39,9 @@ import java.util.Arrays;
  * else examines the list's last entry (from the chunk's ring of recent ends) before it loads the
  * bypass holding it; after walking dead entries to the first live one, it proposes a new hint
  * (the protocol is in {@link Chunk}, "Dead prefix"), and after many dead entries at a chunk's end
- * it asks for the chunk's compaction. This keeps queue and stack uses of the map, and
- * {@code firstKey}/{@code lastKey}, from walking every removed entry on every call.
+ * it asks for the chunk's compaction. This keeps scans that start at the ends of the map from
+ * walking every removed entry on every call ({@link Navigator}, which serves {@code firstKey},
+ * {@code pollLastEntry} and the like, does the same).
  *
  * <h2>Liveness</h2>
  * An entry is returned if its value reference is live when examined. A value found not live in a
@@ -831,8 +832,9 @@ public final class Cursor<K, V> {
     private static final MemorySegment NO_SEGMENT = MemorySegment.ofArray(NO_BYTES);
     /**
      * Empty scratch arrays: a cursor allocates its stack and its look-ahead buffer when it first
-     * needs them, so that a navigation call (firstKey, ceilingKey, ...), which builds a cursor to
-     * take one step, allocates little (allocating them up front took a fifth of a pollFirstEntry).
+     * needs them, so that a call that takes one step ({@code isEmpty}, an iterator's first
+     * mapping) allocates little (allocating them up front took a fifth of a pollFirstEntry, when
+     * navigation still went through cursors).
      */
     private static final int[] NO_ENTRIES = new int[0];
     private static final long[] NO_REFS = new long[0];

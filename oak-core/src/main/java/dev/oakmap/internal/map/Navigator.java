@@ -71,8 +71,8 @@ final class Navigator<K, V> {
     private final long hiPrefix;
 
     /** Facts of the first walk: two words each, and the chunk each was read in. */
-    private long[] facts = new long[32];
-    private Chunk[] chunks = new Chunk[16];
+    private long[] facts = new long[12];
+    private Chunk[] chunks = new Chunk[6];
     private int count;
     /** Second walk: the next fact to compare, or -1 while recording. */
     private int cursor = -1;
