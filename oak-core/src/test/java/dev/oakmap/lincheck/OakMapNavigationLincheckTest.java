@@ -10,8 +10,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Navigation ({@code firstKey/lastKey/ceilingKey/floorKey}) over unrestricted ranges, against a
- * TreeMap: navigation is linearizable (see {@code Navigator}). Before it was, this check found,
+ * Navigation ({@code firstKey/lastKey/ceilingKey/floorKey}, and the {@code Entry} forms, also of
+ * open-ended sub-maps), against a TreeMap, with values updated in place meanwhile: navigation is
+ * linearizable, and the value returned is the key's at the same instant (see {@code Navigator}).
+ * Before it was, this check found,
  * from the initial map {2}:
  * <pre>
  *   Thread 1                 Thread 2
@@ -67,6 +69,41 @@ public class OakMapNavigationLincheckTest {
     @Operation
     public int lastKey() {
         return map.lastKey();
+    }
+
+    @Operation
+    public boolean zcComputeIfPresent(@Param(name = "key") int key) {
+        return map.zc().computeIfPresent(key, LincheckMaps::increment);
+    }
+
+    @Operation
+    public String firstEntry() {
+        return LincheckOps.entry(map.firstEntry());
+    }
+
+    @Operation
+    public String lastEntry() {
+        return LincheckOps.entry(map.lastEntry());
+    }
+
+    @Operation
+    public String ceilingEntry(@Param(name = "key") int key) {
+        return LincheckOps.entry(map.ceilingEntry(key));
+    }
+
+    @Operation
+    public String floorEntry(@Param(name = "key") int key) {
+        return LincheckOps.entry(map.floorEntry(key));
+    }
+
+    @Operation
+    public String tailFirstEntry(@Param(name = "key") int key) {
+        return LincheckOps.entry(map.tailMap(key, false).firstEntry());
+    }
+
+    @Operation
+    public String headLastEntry(@Param(name = "key") int key) {
+        return LincheckOps.entry(map.headMap(key, false).lastEntry());
     }
 
     @AfterEach
