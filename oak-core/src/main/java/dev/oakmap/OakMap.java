@@ -52,8 +52,8 @@ import java.util.function.Supplier;
  * All operations on a given key ({@code get}, {@code put}, {@code remove}, the {@code compute}
  * family, {@code replace}, ...) are linearizable, and so are the navigation queries
  * ({@code firstKey}, {@code lastKey}, {@code first/lastEntry}, {@code lower/floor/ceiling/higher}
- * and their {@code Entry} forms, on the map and on its views): the answer, and the value returned
- * with it, are those of one instant during the call. They search twice and compare, starting
+ * and their {@code Entry} forms, on the map and on its views), and {@code isEmpty}: the answer,
+ * and the value returned with it, are those of one instant during the call. They search twice and compare, starting
  * over when a concurrent update changed what the answer rests on, so under heavy updates of the
  * keys near the answer they may take a few attempts. {@code pollFirstEntry} and
  * {@code pollLastEntry} find the first (last) key that way and then remove it, if no other
@@ -563,11 +563,10 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
         return (int) Math.min(n, Integer.MAX_VALUE);
     }
 
-    /** {@inheritDoc} */
+    /** {@inheritDoc} Linearizable, like the navigation queries (see the class comment). */
     @Override
     public boolean isEmpty() {
-        Cursor<K, V> c = cursor(false);
-        return c == null || !c.advance();
+        return extreme(false, false) == null;
     }
 
     /**

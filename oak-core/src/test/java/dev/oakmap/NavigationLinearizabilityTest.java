@@ -17,9 +17,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * Navigation ({@code ceiling/higher/floor/lower}, {@code first/last} of sub-maps, and their
- * {@code Entry} forms) is linearizable, checked through invariants that a weakly consistent
- * search breaks. Two "relay" pairs of keys are never both absent: a writer inserts one before it
+ * Navigation ({@code ceiling/higher/floor/lower}, {@code first/last} of sub-maps, their
+ * {@code Entry} forms) and {@code isEmpty} are linearizable, checked through invariants that a
+ * weakly consistent search breaks. Two "relay" pairs of keys are never both absent: a writer inserts one before it
  * removes the other ({@code put(LOW_A); remove(LOW_B); put(LOW_B); remove(LOW_A)}, and the same
  * for the high pair). So at every moment the least key at or above {@link #BELOW_LOW} is at most
  * {@code LOW_B}, and the greatest at or below {@link #ABOVE_HIGH} at least {@code HIGH_A}. A
@@ -96,7 +96,7 @@ class NavigationLinearizabilityTest {
                 ConcurrentNavigableMap<Integer, Long> tail = map.tailMap(BELOW_LOW, true);
                 ConcurrentNavigableMap<Integer, Long> head = map.headMap(ABOVE_HIGH, true);
                 for (long i = 0; i < checks && failure.get() == null; i++) {
-                    check(map, tail, head, r.nextInt(12));
+                    check(map, tail, head, r.nextInt(13));
                 }
                 stop.set(true);
             }));
@@ -136,6 +136,11 @@ class NavigationLinearizabilityTest {
             case 8 -> atLeastHighA(entryKey(map.floorEntry(ABOVE_HIGH)), "floorEntry");
             case 9 -> atLeastHighA(entryKey(head.lastEntry()), "headMap.lastEntry");
             case 10 -> atMostLowB(map.descendingMap().headMap(BELOW_LOW, true).lastKey(), "descending headMap.lastKey");
+            case 11 -> {
+                if (map.subMap(LOW_A, true, LOW_B, true).isEmpty()) {
+                    fail("subMap(" + LOW_A + ", " + LOW_B + ").isEmpty(), but one of them was present at every moment");
+                }
+            }
             default -> atLeastHighA(map.descendingMap().tailMap(ABOVE_HIGH, true).firstKey(), "descending tailMap.firstKey");
         }
     }
