@@ -53,10 +53,10 @@ import java.util.function.Supplier;
  * family, {@code replace}, ...) are linearizable, and so are the navigation queries
  * ({@code firstKey}, {@code lastKey}, {@code first/lastEntry}, {@code lower/floor/ceiling/higher}
  * and their {@code Entry} forms, on the map and on its views), and {@code isEmpty}: the answer,
- * and the value returned with it, are those of one instant during the call. They search twice and compare, starting
- * over when a concurrent update changed what the answer rests on, so under heavy updates of the
- * keys near the answer they may take a few attempts. {@code pollFirstEntry} and
- * {@code pollLastEntry} find the first (last) key that way and then remove it, if no other
+ * and the value returned with it, are those of one instant during the call. They search twice
+ * and compare, starting over when a concurrent update changed what the answer rests on, so under
+ * heavy updates of the keys near the answer they may take a few attempts. {@code pollFirstEntry}
+ * and {@code pollLastEntry} find the first (last) key that way and then remove it, if no other
  * thread removed it first, in which case they search again. Unlike
  * {@code ConcurrentSkipListMap},
  * {@link #compute}, {@link #computeIfAbsent}, {@link #computeIfPresent} and {@link #merge} are
