@@ -19,6 +19,7 @@ import dev.oakmap.internal.memory.Refs;
 import dev.oakmap.internal.reclaim.SliceManager;
 
 import java.lang.foreign.MemorySegment;
+import java.util.AbstractMap.SimpleImmutableEntry;
 import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiFunction;
@@ -886,8 +887,8 @@ public final class InternalOakMap<K, V> {
      *
      * @return the mapping, with a null value unless {@code withValue}; null if the range is empty
      */
-    public java.util.AbstractMap.SimpleImmutableEntry<K, V> navigate(K lo, boolean loInclusive, K hi, boolean hiInclusive,
-                                                                      boolean descending, boolean withValue) {
+    public SimpleImmutableEntry<K, V> navigate(K lo, boolean loInclusive, K hi, boolean hiInclusive,
+                                               boolean descending, boolean withValue) {
         return new Navigator<>(this, lo, loInclusive, hi, hiInclusive).find(descending, withValue);
     }
 

@@ -58,7 +58,9 @@ final class Navigator<K, V> {
     /** Outcomes of a walk. */
     private static final int FOUND = 0, NOT_FOUND = 1, RETRY = 2;
     /** Kinds of recorded facts (the high bits of a fact's first word). */
-    private static final long CHUNK = 1L << 60, HINT = 2L << 60, LINK = 3L << 60, ENTRY = 4L << 60;
+    private static final long CHUNK = 1L << 60, HINT = 2L << 60, LINK = 3L << 60, ENTRY = 4L << 60, LAST = 5L << 60;
+    /** Values of {@link #cursor} other than a position: recording (first walk), or a fact differed. */
+    private static final int RECORDING = -1, DIFFERED = -2;
 
     private final InternalOakMap<K, V> map;
     private final KeyOps<K> keys;
@@ -74,8 +76,8 @@ final class Navigator<K, V> {
     private long[] facts = new long[12];
     private Chunk[] chunks = new Chunk[6];
     private int count;
-    /** Second walk: the next fact to compare, or -1 while recording. */
-    private int cursor = -1;
+    /** Second walk: the next fact to compare; {@link #RECORDING} during the first walk, {@link #DIFFERED} once a fact differed. */
+    private int cursor = RECORDING;
     /** The answer of the last walk: chunk and entry of the live entry found, and its value. */
     private Chunk foundChunk;
     private int foundEntry;
@@ -131,7 +133,7 @@ final class Navigator<K, V> {
     @SuppressWarnings("unchecked")
     private SimpleImmutableEntry<K, V> attempt(boolean descending, boolean withValue) {
         count = 0;
-        cursor = -1;
+        cursor = RECORDING;
         int first = walk(descending);
         if (first == RETRY) {
             return null;
@@ -199,7 +201,7 @@ final class Navigator<K, V> {
      */
     private boolean fact(Chunk c, long kind, long a, long b) {
         long word = kind | (a & 0xFFFF_FFFFL);
-        if (cursor < 0) {
+        if (cursor == RECORDING) {
             if (2 * count + 2 > facts.length) {
                 facts = Arrays.copyOf(facts, 2 * facts.length);
                 chunks = Arrays.copyOf(chunks, facts.length / 2);
@@ -209,8 +211,9 @@ final class Navigator<K, V> {
             chunks[count++] = c;
             return true;
         }
-        if (cursor >= count || chunks[cursor] != c || facts[2 * cursor] != word || facts[2 * cursor + 1] != b) {
-            cursor = -2; // differs: the walk stops, and agreed() fails
+        if (cursor == DIFFERED || cursor >= count || chunks[cursor] != c || facts[2 * cursor] != word
+                || facts[2 * cursor + 1] != b) {
+            cursor = DIFFERED; // the walk stops, and secondWalkAgrees fails
             return false;
         }
         cursor++;
@@ -230,7 +233,7 @@ final class Navigator<K, V> {
     /** Reads and records entry {@code e}'s value reference and liveness. @return whether live, or null if the record differs */
     private Boolean entry(Chunk c, int e) {
         long v = c.valueRef(e);
-        boolean live = v != Refs.NULL && values.liveToken(v) != SliceManager.GONE;
+        boolean live = v != Refs.NULL && values.isLive(v);
         if (!fact(c, ENTRY, e | (live ? 1L << 31 : 0), v)) {
             return null;
         }
@@ -379,7 +382,7 @@ final class Navigator<K, V> {
      */
     private int peekLast(Chunk c) {
         int last = c.lastLinked();
-        if (last == Chunk.NONE || !fact(c, HINT, last, 1)) {
+        if (last == Chunk.NONE || !fact(c, LAST, last, 0)) {
             return last == Chunk.NONE ? NOT_FOUND : RETRY;
         }
         int after = link(c, last);
@@ -448,9 +451,8 @@ final class Navigator<K, V> {
      */
     private int bypassDown(Chunk c, int s, boolean bounded) {
         int e = s == Chunk.NONE ? link(c, Chunk.NONE) : s;
-        Chunk liveChunk = null;
         int deadAbove = 0;
-        int liveEntry = Chunk.NONE;
+        int liveEntry = Chunk.NONE; // entries are numbered from 1: NONE means none found
         long liveValue = Refs.NULL;
         while (e != Chunk.NONE && (e == s || !c.isSorted(e))) {
             if (e < 0 || (bounded && aboveHi(c, e))) {
@@ -461,7 +463,6 @@ final class Navigator<K, V> {
                 return RETRY;
             }
             if (live) {
-                liveChunk = c;
                 liveEntry = e;
                 liveValue = foundValue;
                 deadAbove = 0;
@@ -476,7 +477,7 @@ final class Navigator<K, V> {
         if (e < 0) {
             return RETRY;
         }
-        if (liveChunk == null) {
+        if (liveEntry == Chunk.NONE) {
             foundChunk = null;
             return NOT_FOUND;
         }
@@ -484,7 +485,7 @@ final class Navigator<K, V> {
             foundChunk = null;
             return NOT_FOUND_BELOW;
         }
-        foundChunk = liveChunk;
+        foundChunk = c;
         foundEntry = liveEntry;
         foundValue = liveValue;
         return FOUND;
