@@ -105,6 +105,12 @@ class NavigationLinearizabilityTest {
                 t.join(120_000);
             }
             stop.set(true);
+            for (Thread t : threads) { // a walk waiting for a rebalance while it holds a value's read lock would hang here
+                t.join(10_000);
+                if (t.isAlive()) {
+                    fail("seed " + seed + ", values " + values + ": a thread is stuck, e.g. " + t.getStackTrace()[0]);
+                }
+            }
             if (failure.get() != null) {
                 throw new AssertionError("seed " + seed + ", values " + values, failure.get());
             }
