@@ -214,6 +214,7 @@ public final class Bench {
                 Files.delete(f); // an earlier invocation's, into the same --out
             }
         }
+        calibrate(o, plan, logs, log);
         Path csv = o.out.resolve("results.csv");
         Files.deleteIfExists(csv);
         Results res = new Results();
@@ -308,6 +309,53 @@ public final class Bench {
         return new Outcome(o.out, csv, report, pngs, plan.size(), failures);
     }
 
+    /** Pairs a calibration run ingests, at most (see {@link #calibrate}). */
+    static final int CALIBRATION_PAIRS = 200_000;
+
+    /**
+     * Measures, before the memory experiments, what each off-heap map of the plan holds per pair on
+     * the heap and off-heap at this invocation's key and value sizes: an {@code ingest-ram} run in
+     * a fresh JVM with room to spare, whose figures go to {@link Options#footprints}. The budget
+     * split of the memory runs follows them ({@link Options#memoryBudget}): a fixed split made for
+     * 1 KB values starved the heap of maps with small values (with 16-byte keys and values Oak's
+     * chunks need as many bytes per pair as its slices). Skipped with {@code --heap-share}, and when
+     * not forking; a calibration that fails leaves the default split, and says so.
+     */
+    static void calibrate(Options o, List<Point> plan, Path logs, PrintStream log)
+            throws IOException, InterruptedException {
+        if (!o.fork || o.heapShare > 0) {
+            return;
+        }
+        Set<MapKind> kinds = new LinkedHashSet<>();
+        for (Point p : plan) {
+            if (p.workload().isMemory() && p.map().offHeap()) {
+                kinds.add(p.map());
+            }
+        }
+        int pairs = (int) Math.min(CALIBRATION_PAIRS, Math.max(10_000, Options.GIB / (o.keySize + o.valueSize)));
+        for (MapKind m : kinds) {
+            long off = Options.roundUp(2L * pairs * (o.keySize + o.valueSize + 64) + 64 * Options.MIB, Options.MIB);
+            Options.Budget b = new Options.Budget(512 * Options.MIB, off, Options.maxDirect(m, off));
+            Point p = new Point(m, Workload.INGEST_RAM, 1, 1, b.heap() + off);
+            Map<String, String> r = fork(o, p, b, pairs, logs.resolve("0000-calibrate-" + m.name() + ".log"));
+            String heap = r.get("heap_b_per_pair");
+            String offHeap = r.get("offheap_used_b_per_pair");
+            if (r.containsKey("error") || heap == null || offHeap == null) {
+                log.printf(Locale.ROOT, "calibration of %s failed (%s): capacity runs give it %.0f%% of the budget "
+                        + "as heap%n", m.name(), r.getOrDefault("error", "no footprint"), o.heapShare(m) * 100);
+                continue;
+            }
+            String base = r.getOrDefault("heap_base_bytes", Long.toString(Options.BASE_HEAP));
+            Options.Footprint f = new Options.Footprint(Math.max(1, Results.parse(heap)), Results.parse(offHeap),
+                    (long) Results.parse(base));
+            o.footprints.put(m, f);
+            log.printf(Locale.ROOT, "calibration: %s holds %.1f B of heap and %.1f B off-heap per pair (%,d pairs), "
+                    + "its JVM %s of heap before; capacity runs give it %s + %.1f%% of the rest as heap%n", m.name(),
+                    f.heapPerPair(), f.offHeapPerPair(), pairs, Options.size(f.baseHeap()), Options.size(f.fixedHeap()),
+                    o.heapShare(m) * 100);
+        }
+    }
+
     /**
      * @return "ok" (a measured figure), "oom" (a memory experiment whose map ran out of memory before
      *         its target: an outcome, not a failure) or "error"
@@ -325,6 +373,12 @@ public final class Bench {
     /** Runs a point in a fresh JVM of the same JDK; its output goes to {@code logFile}. */
     private static Map<String, String> fork(Options o, Point p, Options.Budget b, Path logFile)
             throws IOException, InterruptedException {
+        return fork(o, p, b, o.ramPairs(), logFile);
+    }
+
+    /** {@link #fork(Options, Point, Options.Budget, Path)} with the given {@code --ram-pairs}. */
+    private static Map<String, String> fork(Options o, Point p, Options.Budget b, int ramPairs, Path logFile)
+            throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-Xms" + Options.jvmSize(b.heap()));
@@ -338,7 +392,7 @@ public final class Bench {
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(Bench.class.getName());
-        cmd.addAll(o.childArgs(p.map(), p.workload(), p.threads(), p.rep(), b));
+        cmd.addAll(o.childArgs(p.map(), p.workload(), p.threads(), p.rep(), b, ramPairs));
         Files.writeString(logFile, String.join(" ", cmd) + "\n", StandardCharsets.UTF_8);
         Process proc = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile())).start();

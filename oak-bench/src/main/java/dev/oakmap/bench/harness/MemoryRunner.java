@@ -49,9 +49,23 @@ final class MemoryRunner {
 
     /**
      * How an ingestion ended: {@code failure} is the throwable that ended it, if any, and
-     * {@code stall} the reason it stalled, if it did; in both cases the map is already closed.
+     * {@code stalledNanos} how long it had made no progress, if it stalled; in both cases the map is
+     * already closed. Allocated before the ingestion starts, so that recording how it ended needs
+     * no memory: a map that filled the heap stays reachable until {@link #fill} returns.
      */
-    private record Fill(long pairs, double seconds, Throwable failure, String stall, long offUsed, long offReserved) {
+    private static final class Fill {
+        long pairs;
+        double seconds;
+        Throwable failure;
+        long stalledNanos;
+        long offUsed;
+        long offReserved;
+
+        /** @return the reason the ingestion stalled, or null */
+        String stall() {
+            return stalledNanos == 0 ? null : String.format(Locale.ROOT,
+                    "stalled: %d pairs took %.1f s (GC thrashing at the limit)", CHECK_EVERY, stalledNanos / 1e9);
+        }
     }
 
     static Map<String, String> run(Options o, MapKind kind, Workload w, int rep, long offHeapCapacity,
@@ -76,11 +90,11 @@ final class MemoryRunner {
                 closeQuietly(warm);
                 warm = null; // the interpreter would keep it reachable: MapDB frees its buffers only on GC
             }
-            log.printf(Locale.ROOT, "warm-up: %,d pairs into a throwaway map in %.2f s%n", f.pairs(), f.seconds());
-            if (f.failure() != null) {
-                f.failure().printStackTrace(log);
-                throw new IllegalStateException("the warm-up ingestion of " + pairs + " pairs failed: " + f.failure(),
-                        f.failure());
+            log.printf(Locale.ROOT, "warm-up: %,d pairs into a throwaway map in %.2f s%n", f.pairs, f.seconds);
+            if (f.failure != null) {
+                f.failure.printStackTrace(log);
+                throw new IllegalStateException("the warm-up ingestion of " + pairs + " pairs failed: " + f.failure,
+                        f.failure);
             }
         }
 
@@ -89,11 +103,11 @@ final class MemoryRunner {
         Fill f;
         try {
             f = fill(map, o, value, target, true, log);
-            if (f.failure() == null && f.stall() == null && w == Workload.INGEST_RAM) {
+            if (f.failure == null && f.stalledNanos == 0 && w == Workload.INGEST_RAM) {
                 long size = map.size();
-                if (size != f.pairs()) {
+                if (size != f.pairs) {
                     throw new IllegalStateException(kind.name() + " holds " + size + " pairs after ingesting "
-                            + f.pairs());
+                            + f.pairs);
                 }
                 PointRunner.measureMemory(map, size, heapBefore, o, r, log);
             }
@@ -102,30 +116,30 @@ final class MemoryRunner {
             map = null;
         }
         String reason = f.stall();
-        if (f.failure() != null) {
-            f.failure().printStackTrace(log);
-            reason = outOfMemory(f.failure());
+        if (f.failure != null) {
+            f.failure.printStackTrace(log);
+            reason = outOfMemory(f.failure);
             if (reason == null) {
-                throw new IllegalStateException("ingestion failed: " + f.failure(), f.failure());
+                throw new IllegalStateException("ingestion failed: " + f.failure, f.failure);
             }
         }
-        r.put("pairs_ingested", Long.toString(f.pairs()));
-        r.put("ingest_s", PointRunner.fmt(f.seconds()));
-        r.put("ingest_ops_per_s", PointRunner.fmt(f.pairs() / f.seconds()));
-        r.putIfAbsent("offheap_used_bytes", Long.toString(f.offUsed()));
-        r.putIfAbsent("offheap_reserved_bytes", Long.toString(f.offReserved()));
+        r.put("pairs_ingested", Long.toString(f.pairs));
+        r.put("ingest_s", PointRunner.fmt(f.seconds));
+        r.put("ingest_ops_per_s", PointRunner.fmt(f.pairs / f.seconds));
+        r.putIfAbsent("offheap_used_bytes", Long.toString(f.offUsed));
+        r.putIfAbsent("offheap_reserved_bytes", Long.toString(f.offReserved));
         if (reason != null) {
             r.put("stop_reason", reason);
         }
-        log.printf(Locale.ROOT, "%s: %,d pairs in %.2f s (%,.0f pairs/s)%s%n", w.id, f.pairs(), f.seconds(),
-                f.pairs() / f.seconds(), reason == null ? "" : "; stopped: " + reason);
+        log.printf(Locale.ROOT, "%s: %,d pairs in %.2f s (%,.0f pairs/s)%s%n", w.id, f.pairs, f.seconds,
+                f.pairs / f.seconds, reason == null ? "" : "; stopped: " + reason);
         if (w == Workload.CAPACITY) {
-            r.put("pairs_fit", Long.toString(f.pairs()));
+            r.put("pairs_fit", Long.toString(f.pairs));
         }
         if (w == Workload.CAPACITY || reason == null) {
-            r.put("ops", Long.toString(f.pairs()));
-            r.put("seconds", PointRunner.fmt(f.seconds()));
-            r.put("ops_per_s", PointRunner.fmt(f.pairs() / f.seconds()));
+            r.put("ops", Long.toString(f.pairs));
+            r.put("seconds", PointRunner.fmt(f.seconds));
+            r.put("ops_per_s", PointRunner.fmt(f.pairs / f.seconds));
         }
         return r;
     }
@@ -137,6 +151,7 @@ final class MemoryRunner {
      * allocated: a heap map that ran out fills the heap, and the JVM could not even build the result.
      */
     private static Fill fill(BenchMap map, Options o, byte[] value, long target, boolean progress, PrintStream log) {
+        Fill f = new Fill();
         BenchMap.Session s = map.newSession(value);
         byte[] key = new byte[o.keySize];
         long stallNanos = (long) (o.stall * 1e9);
@@ -170,21 +185,20 @@ final class MemoryRunner {
                 }
             }
         }
-        double seconds = (System.nanoTime() - t0) / 1e9;
-        long used = 0;
-        long reserved = 0;
+        f.seconds = (System.nanoTime() - t0) / 1e9;
+        f.pairs = n;
+        f.failure = failure;
+        f.stalledNanos = stalled;
         try {
-            used = map.offHeapUsed();
-            reserved = map.offHeapReserved();
+            f.offUsed = map.offHeapUsed();
+            f.offReserved = map.offHeapReserved();
         } catch (RuntimeException | OutOfMemoryError e) {
             // a map broken by running out: the figures are informative only
         }
         if (failure != null || stalled > 0) {
             closeQuietly(map);
         }
-        String stall = stalled == 0 ? null : String.format(Locale.ROOT,
-                "stalled: %d pairs took %.1f s (GC thrashing at the limit)", CHECK_EVERY, stalled / 1e9);
-        return new Fill(n, seconds, failure, stall, used, reserved);
+        return f;
     }
 
     /**

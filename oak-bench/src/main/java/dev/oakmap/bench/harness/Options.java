@@ -52,8 +52,16 @@ final class Options {
     long[] ingestRam = {};
     /** Pairs of the ingest-ram experiment (0: derived). */
     int ramPairs;
-    /** Share of a capacity run's RAM budget that off-heap maps get as heap, beyond {@link #BASE_HEAP}. */
-    double heapShare = 0.05;
+    /**
+     * Share of a capacity run's RAM budget that off-heap maps get as heap, beyond {@link #BASE_HEAP};
+     * 0: from each map's measured footprint ({@link #footprints}, see {@link #memoryBudget}).
+     */
+    double heapShare;
+    /**
+     * Measured heap and off-heap bytes per pair of off-heap maps at this invocation's key and value
+     * sizes, set by the parent before capacity runs ({@link Bench#calibrate}).
+     */
+    final Map<MapKind, Footprint> footprints = new LinkedHashMap<>();
     /** Seconds without progress after which a memory experiment's ingestion counts as stalled. */
     double stall = 10;
     /** Set by the parent in a child's arguments: run one point and print its result. */
@@ -88,7 +96,9 @@ final class Options {
               --capacity-ram LIST RAM budgets of `capacity` (ingest until out of memory), e.g. 256m,512m
                                   (default 256m,512m; paper preset: 1g,2g,4g,8g up to half the RAM)
               --heap-share F      capacity runs: off-heap maps get 16m + this share of the budget as heap and
-                                  the rest off-heap (default 0.05)
+                                  the rest off-heap (default 0: the JVM's own heap + 4m, and 1.1 x the share
+                                  of the map's footprint on the heap, both measured at this key and value size
+                                  by a short ingestion before the runs)
               --ram-pairs N       pairs ingested by `ingest-ram` (default 100000; paper preset: as ingested)
               --ingest-ram LIST   RAM budgets of `ingest-ram` (default 32m + 1.15, 1.3, 1.6, 2 x the raw data);
                                   off-heap maps get 1.08 x the raw data + 8m off-heap, the rest as heap
@@ -243,10 +253,10 @@ final class Options {
             throw new IllegalArgumentException("need keys >= 2, key-size >= 8, value-size >= 8, duration > 0, "
                     + "warmup >= 0, reps >= 1, scan >= 1, threads >= 1, and at least one map and workload");
         }
-        if (!(heapShare > 0) || heapShare >= 1 || !(stall > 0) || ramPairs < 0
+        if (heapShare < 0 || heapShare >= 1 || !(stall > 0) || ramPairs < 0
                 || Arrays.stream(capacityRam).anyMatch(b -> b < 32 * MIB)
                 || Arrays.stream(ingestRam).anyMatch(b -> b < 16 * MIB)) {
-            throw new IllegalArgumentException("need 0 < heap-share < 1, stall > 0, ram-pairs >= 0, "
+            throw new IllegalArgumentException("need 0 <= heap-share < 1, stall > 0, ram-pairs >= 0, "
                     + "capacity budgets of at least 32m and ingest-ram budgets of at least 16m");
         }
         if (!distribution.equals("uniform") && !distribution.equals("zipf")) {
@@ -309,7 +319,7 @@ final class Options {
      * that cannot bound its own memory (MapDB), else the capacity plus slack (FFM native segments
      * count against the limit too, and Oak enforces its capacity itself).
      */
-    private static long maxDirect(MapKind kind, long off) {
+    static long maxDirect(MapKind kind, long off) {
         if (!kind.offHeap()) {
             return 0;
         }
@@ -319,10 +329,56 @@ final class Options {
     // ------------------------------------------------------------------------------ memory experiments
 
     /** The least heap a memory-experiment child JVM gets. */
-    static final long MIN_HEAP = 24 * MIB;
+    static final long MIN_HEAP = 16 * MIB;
 
-    /** The heap every off-heap map gets in a capacity run, before its share of the budget. */
+    /**
+     * The heap every off-heap map gets in a capacity run, before its share of the budget, when its
+     * JVM's own use of the heap was not measured ({@link Footprint#baseHeap}).
+     */
     static final long BASE_HEAP = 16 * MIB;
+
+    /**
+     * What a map holds per pair, measured after an ingestion: heap growth and off-heap bytes in
+     * use (both per pair), and the heap the child JVM used before the map was built (the harness,
+     * the warm-up's leftovers).
+     */
+    record Footprint(double heapPerPair, double offHeapPerPair, long baseHeap) {
+        /**
+         * @return the heap a capacity run gives before the map's share: the JVM's own use plus
+         *     4 MiB of working room
+         */
+        long fixedHeap() {
+            return roundUp(baseHeap + 4 * MIB, MIB);
+        }
+
+        /** @return the share of the footprint on the heap */
+        double heapShare() {
+            return heapPerPair / (heapPerPair + offHeapPerPair);
+        }
+    }
+
+    /**
+     * Room on top of a measured heap share: the heap also holds what the map allocates while it
+     * grows (a rebalance's new chunks beside the old ones) and the collector's working space; the
+     * off-heap side needs little (Oak's last block is partly empty).
+     */
+    static final double HEAP_ROOM = 1.1;
+
+    /** The heap share of a capacity run when neither --heap-share nor a measurement gives one. */
+    static final double DEFAULT_HEAP_SHARE = 0.05;
+
+    /**
+     * @return the share of a capacity run's budget (beyond {@link #BASE_HEAP}) that off-heap map
+     *     {@code kind} gets as heap: {@code --heap-share} if given, otherwise its measured share
+     *     with {@link #HEAP_ROOM}, otherwise {@link #DEFAULT_HEAP_SHARE}
+     */
+    double heapShare(MapKind kind) {
+        if (heapShare > 0) {
+            return heapShare;
+        }
+        Footprint f = footprints.get(kind);
+        return f == null ? DEFAULT_HEAP_SHARE : Math.min(0.9, f.heapShare() * HEAP_ROOM);
+    }
 
     /** Pairs of the ingest-ram experiment. */
     int ramPairs() {
@@ -365,10 +421,11 @@ final class Options {
 
     /**
      * What one child JVM of a memory experiment gets from RAM budget {@code ram}: on-heap maps all
-     * of it as heap; off-heap maps, for {@code capacity}, {@link #BASE_HEAP} plus {@code --heap-share}
-     * of it as heap and the rest off-heap, and for {@code ingest-ram}, just enough off-heap for the
-     * raw data (1.08 x, plus 8 MiB: Oak needs about 1.02 x, MapDB 1.05 x and 1 MiB steps) and the
-     * rest as heap. The heap may come out below {@link #MIN_HEAP} (see {@link #fits}): the map
+     * of it as heap; off-heap maps, for {@code capacity}, {@link Footprint#fixedHeap} (or
+     * {@link #BASE_HEAP}) plus their {@link #heapShare(MapKind)} of the rest as heap and the rest off-heap, and for
+     * {@code ingest-ram}, just enough off-heap for the pairs (1.08 x their measured off-heap
+     * footprint, or without one 1.08 x the raw data, plus 8 MiB: Oak needs about 1.02 x the raw
+     * data with 1 KB values, MapDB 1.05 x and 1 MiB steps) and the rest as heap. The heap may come out below {@link #MIN_HEAP} (see {@link #fits}): the map
      * cannot run in that budget.
      */
     Budget memoryBudget(MapKind kind, Workload w, long ram) {
@@ -377,9 +434,13 @@ final class Options {
         }
         long off;
         if (w == Workload.CAPACITY) {
-            off = ram - Math.max(MIN_HEAP, roundUp(BASE_HEAP + (long) (ram * heapShare), MIB));
+            Footprint f = footprints.get(kind);
+            long fixed = f == null || heapShare > 0 ? BASE_HEAP : f.fixedHeap();
+            off = ram - Math.max(MIN_HEAP, roundUp(fixed + (long) ((ram - fixed) * heapShare(kind)), MIB));
         } else {
-            off = roundUp((long) (ramPairsRawBytes() * 1.08) + 8 * MIB, MIB);
+            Footprint f = footprints.get(kind);
+            off = f == null ? roundUp((long) (ramPairsRawBytes() * 1.08) + 8 * MIB, MIB)
+                    : roundUp((long) (ramPairs() * f.offHeapPerPair() * 1.08) + 8 * MIB, MIB);
         }
         return new Budget(ram - off, off, maxDirect(kind, off));
     }
@@ -412,6 +473,11 @@ final class Options {
 
     /** The arguments of a child JVM that runs one point. */
     List<String> childArgs(MapKind map, Workload w, int t, int repetition, Budget b) {
+        return childArgs(map, w, t, repetition, b, ramPairs());
+    }
+
+    /** {@link #childArgs(MapKind, Workload, int, int, Budget)} with the given {@code --ram-pairs}. */
+    List<String> childArgs(MapKind map, Workload w, int t, int repetition, Budget b, int pairs) {
         List<String> a = new ArrayList<>(List.of("--child",
                 "--map", map.name(), "--workload", w.id, "--threads", Integer.toString(t),
                 "--keys", Integer.toString(keys), "--key-size", Integer.toString(keySize),
@@ -419,7 +485,7 @@ final class Options {
                 "--warmup", Double.toString(warmup), "--distribution", distribution,
                 "--zipf-theta", Double.toString(zipfTheta), "--scan", Integer.toString(scan),
                 "--seed", Long.toString(seed), "--rep", Integer.toString(repetition),
-                "--ram-pairs", Integer.toString(ramPairs()), "--stall", Double.toString(stall)));
+                "--ram-pairs", Integer.toString(pairs), "--stall", Double.toString(stall)));
         if (b.offHeap() > 0) {
             a.add("--offheap");
             a.add(Long.toString(b.offHeap()));

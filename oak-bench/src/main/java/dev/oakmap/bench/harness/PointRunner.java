@@ -148,6 +148,7 @@ final class PointRunner {
         log.printf(Locale.ROOT, "memory after %,d pairs: heap +%,d B, off-heap used %,d B, reserved %,d B; "
                         + "%.1f B/pair beyond the raw data%n", pairs, heapGrowth, offUsed, offReserved,
                 (double) (heapGrowth + offUsed - raw) / pairs);
+        r.put("heap_base_bytes", Long.toString(heapBefore));
         r.put("heap_growth_bytes", Long.toString(heapGrowth));
         r.put("offheap_used_bytes", Long.toString(offUsed));
         r.put("offheap_reserved_bytes", Long.toString(offReserved));

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -54,11 +55,12 @@ final class Report {
         }
         if (o.workloads.stream().anyMatch(Workload::isMemory)) {
             row(b, "memory experiments", String.format(Locale.ROOT, "one thread, one fresh JVM per RAM budget; "
-                    + "capacity: off-heap maps get %s + %.0f%% of the budget as heap, the rest off-heap; "
-                    + "ingest-ram: %,d pairs, off-heap maps get 1.08 x the raw data + 8 MiB (%s) off-heap, the rest "
-                    + "as heap; on-heap maps get the whole budget as heap; a run that makes no progress for %.0f s "
-                    + "has run out", Options.size(Options.BASE_HEAP), o.heapShare * 100, o.ramPairs(),
-                    Options.size(o.memoryBudget(MapKind.OAK_ZC, Workload.INGEST_RAM, 0).offHeap()), o.stall));
+                    + "capacity: off-heap maps get the heap their JVM uses (else %s) + a share of the rest of the "
+                    + "budget as heap (%s), the rest "
+                    + "off-heap; ingest-ram: %,d pairs, off-heap maps get 1.08 x their off-heap footprint "
+                    + "+ 8 MiB off-heap, the rest as heap; on-heap maps get the whole budget as heap; a run that "
+                    + "makes no progress for %.0f s has run out", Options.size(Options.BASE_HEAP), heapShares(o),
+                    o.ramPairs(), o.stall));
         }
         if (!o.jvmArgs.isEmpty()) {
             row(b, "extra JVM flags", String.join(" ", o.jvmArgs));
@@ -457,6 +459,24 @@ final class Report {
             return human(s.median());
         }
         return human(s.median()) + " [" + human(s.min()) + " - " + human(s.max()) + "]";
+    }
+
+    /** @return how capacity runs split each off-heap map's budget, and where the split came from */
+    private static String heapShares(Options o) {
+        List<String> parts = new ArrayList<>();
+        for (MapKind m : o.maps) {
+            if (!m.offHeap()) {
+                continue;
+            }
+            Options.Footprint f = o.footprints.get(m);
+            String why = o.heapShare > 0 ? "--heap-share"
+                    : f == null ? "default, not measured"
+                    : String.format(Locale.ROOT, "%.1f B heap + %.1f B off-heap per pair measured, x %.2f, "
+                    + "after %s for the JVM", f.heapPerPair(), f.offHeapPerPair(), Options.HEAP_ROOM,
+                    Options.size(f.fixedHeap()));
+            parts.add(String.format(Locale.ROOT, "%s %.1f%%: %s", m.name(), o.heapShare(m) * 100, why));
+        }
+        return String.join("; ", parts);
     }
 
     static String human(double v) {

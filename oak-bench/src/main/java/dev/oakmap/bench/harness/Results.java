@@ -23,7 +23,7 @@ final class Results {
             "timestamp", "map", "workload", "threads", "rep", "status", "ops_per_s", "ops", "seconds",
             "ram_budget_bytes", "pairs_fit", "stop_reason",
             "keys", "pairs_ingested", "key_size", "value_size", "distribution", "duration_s", "warmup_s", "scan",
-            "ingest_s", "ingest_ops_per_s", "heap_growth_bytes", "offheap_used_bytes", "offheap_reserved_bytes",
+            "ingest_s", "ingest_ops_per_s", "heap_base_bytes", "heap_growth_bytes", "offheap_used_bytes", "offheap_reserved_bytes",
             "heap_b_per_pair", "offheap_used_b_per_pair", "offheap_reserved_b_per_pair", "overhead_b_per_pair",
             "size_after", "offheap_used_after", "gc_count", "gc_ms", "heap_budget_bytes", "offheap_budget_bytes", "jvm", "jvm_flags",
             "max_heap_bytes", "nproc", "cpu_model", "git_commit", "map_version", "wall_s", "error");

@@ -133,6 +133,38 @@ class BenchTest {
     }
 
     @Test
+    void capacitySplitFollowsTheMeasuredFootprint() {
+        Options o = Options.parse(new String[]{"--preset", "quick", "--key-size", "16", "--value-size", "16"});
+        long ram = 256 * Options.MIB;
+        // unmeasured: the default share
+        Options.Budget unmeasured = o.memoryBudget(MapKind.OAK_ZC, Workload.CAPACITY, ram);
+        assertEquals(Options.roundUp(Options.BASE_HEAP + (long) ((ram - Options.BASE_HEAP)
+                * Options.DEFAULT_HEAP_SHARE), Options.MIB), unmeasured.heap());
+        // small pairs whose chunks need as much heap as their slices need off-heap: about half of it as heap
+        o.footprints.put(MapKind.OAK_ZC, new Options.Footprint(40, 48, 4 * Options.MIB));
+        Options.Budget small = o.memoryBudget(MapKind.OAK_ZC, Workload.CAPACITY, ram);
+        assertEquals(ram, small.heap() + small.offHeap());
+        double share = 40.0 / 88 * Options.HEAP_ROOM;
+        long fixed = 8 * Options.MIB; // the JVM's 4 MiB + 4 MiB of room
+        assertEquals(fixed, o.footprints.get(MapKind.OAK_ZC).fixedHeap());
+        assertEquals(fixed + (ram - fixed) * share, small.heap(), Options.MIB);
+        // 1 KB values: a few percent
+        o.footprints.put(MapKind.OAK_ZC, new Options.Footprint(30, 1140, 4 * Options.MIB));
+        Options.Budget large = o.memoryBudget(MapKind.OAK_ZC, Workload.CAPACITY, ram);
+        assertEquals(Options.MIN_HEAP, large.heap()); // 8 MiB + 2.7% of 248 MiB is below the least heap
+        assertEquals(ram - Options.MIN_HEAP, large.offHeap());
+        // ingest-ram sizes the off-heap part from the footprint, not the raw bytes
+        o.footprints.put(MapKind.OAK_ZC, new Options.Footprint(40, 48, 4 * Options.MIB));
+        assertEquals(Options.roundUp((long) (o.ramPairs() * 48 * 1.08) + 8 * Options.MIB, Options.MIB),
+                o.memoryBudget(MapKind.OAK_ZC, Workload.INGEST_RAM, ram).offHeap());
+        // an explicit --heap-share wins over the measurement
+        Options given = Options.parse(new String[]{"--heap-share", "0.2"});
+        given.footprints.put(MapKind.OAK_ZC, new Options.Footprint(40, 48, 4 * Options.MIB));
+        assertEquals(0.2, given.heapShare(MapKind.OAK_ZC));
+        assertThrows(IllegalArgumentException.class, () -> Options.parse(new String[]{"--heap-share", "-0.1"}));
+    }
+
+    @Test
     void mapSelectionsAndTheNovaPreset() {
         assertEquals(MapKind.MAIN, Options.parse(new String[]{"--preset", "quick"}).maps);
         assertEquals(MapKind.ALL, Options.parse(new String[]{"--map", "all"}).maps);
