@@ -32,8 +32,24 @@ public final class Maps {
         /** Value size in bytes. */
         @Param("1000")
         public int valueSize;
+        /**
+         * The order in which the maps are fed: {@code random} (the data set's order) or
+         * {@code sorted} (ascending keys, so that every map's memory lies in key order; shows
+         * what placement alone is worth to scans).
+         */
+        @Param("random")
+        public String ingestOrder;
 
         Data data;
+
+        /** @return the keys in the order the maps are fed */
+        byte[][] ingestKeys() {
+            return switch (ingestOrder) {
+                case "random" -> data.keys;
+                case "sorted" -> data.sorted;
+                default -> throw new IllegalArgumentException("ingestOrder: random or sorted, not " + ingestOrder);
+            };
+        }
 
         /** Generates the keys and values. */
         @Setup(Level.Trial)
@@ -60,7 +76,7 @@ public final class Maps {
             MemoryScheme s = MemoryScheme.valueOf(scheme);
             map = new OakMapBuilder<>(OakCommonTypes.BYTE_ARRAY_SERIALIZER, OakCommonTypes.BYTE_ARRAY_SERIALIZER,
                     OakCommonTypes.BYTE_ARRAY_COMPARATOR).keyMemory(s).valueMemory(s).build();
-            for (byte[] k : d.data.keys) {
+            for (byte[] k : d.ingestKeys()) {
                 map.zc().putIfAbsent(k, d.data.value);
             }
             if (map.size() != d.data.keys.length) {
@@ -84,7 +100,7 @@ public final class Maps {
         @Setup(Level.Trial)
         public void build(DataState d) {
             map = new ConcurrentSkipListMap<>(Arrays::compareUnsigned);
-            for (byte[] k : d.data.keys) {
+            for (byte[] k : d.ingestKeys()) {
                 map.putIfAbsent(k.clone(), d.data.value.clone());
             }
         }
