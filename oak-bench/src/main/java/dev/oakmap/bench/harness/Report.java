@@ -465,7 +465,7 @@ final class Report {
     private static String heapShares(Options o) {
         List<String> parts = new ArrayList<>();
         for (MapKind m : o.maps) {
-            if (!m.offHeap()) {
+            if (!m.offHeap() || m.runAs().apply(Workload.CAPACITY) == null) {
                 continue;
             }
             Options.Footprint f = o.footprints.get(m);
