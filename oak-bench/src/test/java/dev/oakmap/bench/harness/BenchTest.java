@@ -230,6 +230,40 @@ class BenchTest {
         }
     }
 
+    @Test
+    void capacityWithSmallPairsGivesOakTheHeapItsChunksNeed(@TempDir Path dir) throws Exception {
+        // with a fixed 5% heap share Oak ran out of heap long before its off-heap capacity here, and
+        // the child died building its result: the split now follows the measured footprint
+        Bench.Outcome r = Bench.run("--map", "oak-zc,cslm", "--workload", "capacity", "--capacity-ram", "64m",
+                "--key-size", "16", "--value-size", "16", "--warmup", "0", "--stall", "5", "--out", dir.toString());
+        assertEquals(2, r.runs());
+        assertEquals(0, r.failures(), () -> logs(dir));
+        List<List<String>> csv = readCsv(r.csv());
+        int map = Results.COLUMNS.indexOf("map");
+        int fit = Results.COLUMNS.indexOf("pairs_fit");
+        int reason = Results.COLUMNS.indexOf("stop_reason");
+        int heap = Results.COLUMNS.indexOf("heap_budget_bytes");
+        long oak = 0;
+        long cslm = 0;
+        for (List<String> row : csv.subList(1, csv.size())) {
+            long pairs = Long.parseLong(row.get(fit));
+            if (row.get(map).equals("oak-zc")) {
+                oak = pairs;
+                // the off-heap side ran out, not the heap: the heap was given what the chunks need
+                assertTrue(row.get(reason).contains("OakOutOfMemoryException"), row.toString());
+                long heapBytes = Long.parseLong(row.get(heap));
+                assertTrue(heapBytes > 20L << 20 && heapBytes < 48L << 20, row.toString());
+            } else {
+                cslm = pairs;
+            }
+        }
+        // 16-byte pairs cost Oak about 70 bytes a pair in all, the skiplist about 100
+        assertTrue(oak > cslm * 1.1, "oak " + oak + ", cslm " + cslm);
+        String md = Files.readString(r.report(), StandardCharsets.UTF_8);
+        assertTrue(md.contains("B off-heap per pair measured"), md);
+        assertTrue(Files.exists(dir.resolve("logs").resolve("0000-calibrate-oak-zc.log")));
+    }
+
     private static String logs(Path dir) {
         try (var files = Files.list(dir.resolve("logs"))) {
             StringBuilder b = new StringBuilder();
