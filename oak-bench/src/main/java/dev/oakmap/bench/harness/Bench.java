@@ -309,7 +309,7 @@ public final class Bench {
         return new Outcome(o.out, csv, report, pngs, plan.size(), failures);
     }
 
-    /** Pairs a calibration run ingests, at most (see {@link #calibrate}). */
+    /** Pairs a calibration run ingests at most (see {@link #calibrate}). */
     static final int CALIBRATION_PAIRS = 200_000;
 
     /**
@@ -327,12 +327,16 @@ public final class Bench {
             return;
         }
         Set<MapKind> kinds = new LinkedHashSet<>();
+        long largest = 0;
         for (Point p : plan) {
             if (p.workload().isMemory() && p.map().offHeap()) {
                 kinds.add(p.map());
+                largest = Math.max(largest, expectedPairs(o, p));
             }
         }
-        int pairs = (int) Math.min(CALIBRATION_PAIRS, Math.max(10_000, Options.GIB / (o.keySize + o.valueSize)));
+        // as many pairs as the largest run may hold, within [20K, 200K] and 1 GiB of raw data
+        long bounded = Math.min(CALIBRATION_PAIRS, Options.GIB / (o.keySize + o.valueSize));
+        int pairs = (int) Math.max(Math.min(20_000, bounded), Math.min(largest, bounded));
         for (MapKind m : kinds) {
             long off = Options.roundUp(2L * pairs * (o.keySize + o.valueSize + 64) + 64 * Options.MIB, Options.MIB);
             Options.Budget b = new Options.Budget(512 * Options.MIB, off, Options.maxDirect(m, off));
