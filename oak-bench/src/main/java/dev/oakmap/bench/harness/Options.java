@@ -101,7 +101,8 @@ final class Options {
                                   by a short ingestion before the runs)
               --ram-pairs N       pairs ingested by `ingest-ram` (default 100000; paper preset: as ingested)
               --ingest-ram LIST   RAM budgets of `ingest-ram` (default 32m + 1.15, 1.3, 1.6, 2 x the raw data);
-                                  off-heap maps get 1.08 x the raw data + 8m off-heap, the rest as heap
+                                  off-heap maps get 1.08 x their measured off-heap footprint (else the raw
+                                  data) + 8m off-heap, the rest as heap
               --stall S           a memory run that makes no progress for S seconds has run out (default 10)
             presets: quick = every workload, the default maps, 100K keys, 1.5 s runs after 1 s warm-up, 1 rep; capacity in
                              256m and 512m, ingest-ram of 100K pairs in 4 budgets (about ten minutes)
@@ -368,7 +369,8 @@ final class Options {
     static final double DEFAULT_HEAP_SHARE = 0.05;
 
     /**
-     * @return the share of a capacity run's budget (beyond {@link #BASE_HEAP}) that off-heap map
+     * @return the share of a capacity run's budget (beyond the fixed part, see
+     *     {@link #memoryBudget}) that off-heap map
      *     {@code kind} gets as heap: {@code --heap-share} if given, otherwise its measured share
      *     with {@link #HEAP_ROOM}, otherwise {@link #DEFAULT_HEAP_SHARE}
      */
@@ -422,11 +424,12 @@ final class Options {
     /**
      * What one child JVM of a memory experiment gets from RAM budget {@code ram}: on-heap maps all
      * of it as heap; off-heap maps, for {@code capacity}, {@link Footprint#fixedHeap} (or
-     * {@link #BASE_HEAP}) plus their {@link #heapShare(MapKind)} of the rest as heap and the rest off-heap, and for
-     * {@code ingest-ram}, just enough off-heap for the pairs (1.08 x their measured off-heap
-     * footprint, or without one 1.08 x the raw data, plus 8 MiB: Oak needs about 1.02 x the raw
-     * data with 1 KB values, MapDB 1.05 x and 1 MiB steps) and the rest as heap. The heap may come out below {@link #MIN_HEAP} (see {@link #fits}): the map
-     * cannot run in that budget.
+     * {@link #BASE_HEAP}) plus their {@link #heapShare(MapKind)} of the rest as heap and the rest
+     * off-heap, and for {@code ingest-ram}, just enough off-heap for the pairs (1.08 x their
+     * measured off-heap footprint, or without one 1.08 x the raw data, plus 8 MiB: Oak needs about
+     * 1.02 x the raw data with 1 KB values, MapDB 1.05 x and 1 MiB steps) and the rest as heap.
+     * The heap may come out below {@link #MIN_HEAP} (see {@link #fits}): the map cannot run in
+     * that budget.
      */
     Budget memoryBudget(MapKind kind, Workload w, long ram) {
         if (!kind.offHeap()) {
