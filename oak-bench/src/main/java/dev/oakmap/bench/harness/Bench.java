@@ -198,6 +198,10 @@ public final class Bench {
         log.printf("machine: %s; commit %s%n", machine, commit);
         log.printf("estimated time: %s; output: %s%n", hms(total), o.out.toAbsolutePath());
         if (o.dryRun) {
+            if (o.fork && o.heapShare == 0 && plan.stream().anyMatch(p -> p.workload().isMemory() && p.map().offHeap())) {
+                log.printf("  (off-heap maps' memory budgets below use the default split: a real run first measures "
+                        + "each map's footprint and splits by it)%n");
+            }
             for (Point p : plan) {
                 Options.Budget b = p.budget(o);
                 log.printf("  %s %s t=%d rep %d%s%n", p.map().name(), p.workload().id, p.threads(), p.rep(),
