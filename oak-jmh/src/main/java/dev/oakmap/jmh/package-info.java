@@ -7,9 +7,13 @@
  *   <li>{@link dev.oakmap.jmh.ComputeBench}: {@code zc().computeIfPresent} updating 8 bytes in place,
  *       legacy and skiplist {@code compute} with a copied array;</li>
  *   <li>{@link dev.oakmap.jmh.ScanBench}: one step of an ascending or descending scan, per pair;</li>
- *   <li>{@link dev.oakmap.jmh.KeyCompareBench}: serialized key comparison on memory segments.</li>
+ *   <li>{@link dev.oakmap.jmh.KeyCompareBench}: serialized key comparison on memory segments;</li>
+ *   <li>{@link dev.oakmap.jmh.NavigationBench}: first/last keys, ceiling, and queue and stack use;</li>
+ *   <li>{@link dev.oakmap.jmh.SegmentAccessBench}: not the map, a probe of a scan step's off-heap
+ *       reads through per-block segments and through one segment.</li>
  * </ul>
  * The map benchmarks share {@link dev.oakmap.jmh.Data}: {@code pairs} pairs of 100-byte random keys and
- * 1000-byte values (the Oak papers' sizes), ingested before measuring, looked up in random order.
+ * 1000-byte values (the Oak papers' sizes), ingested before measuring (in random order, or in key
+ * order with {@code -p ingestOrder=sorted}), looked up in random order.
  */
 package dev.oakmap.jmh;
