@@ -435,13 +435,12 @@ final class Options {
         if (!kind.offHeap()) {
             return new Budget(ram, 0, 0);
         }
+        Footprint f = footprints.get(kind);
         long off;
         if (w == Workload.CAPACITY) {
-            Footprint f = footprints.get(kind);
             long fixed = f == null || heapShare > 0 ? BASE_HEAP : f.fixedHeap();
             off = ram - Math.max(MIN_HEAP, roundUp(fixed + (long) ((ram - fixed) * heapShare(kind)), MIB));
         } else {
-            Footprint f = footprints.get(kind);
             off = f == null ? roundUp((long) (ramPairsRawBytes() * 1.08) + 8 * MIB, MIB)
                     : roundUp((long) (ramPairs() * f.offHeapPerPair() * 1.08) + 8 * MIB, MIB);
         }

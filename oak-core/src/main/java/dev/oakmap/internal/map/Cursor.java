@@ -121,9 +121,10 @@ public final class Cursor<K, V> {
      * Dead entries a descending cursor meets at a chunk's end before it asks for the chunk to be
      * compacted. The dead-suffix hint skips sorted entries, but not dead entries in the bypass of
      * the last sorted one, where appended keys are: a stack-like use (put past the end, take the
-     * last) would walk all of them on every call. Compaction sorts the live ones.
+     * last) would walk all of them on every call. Compaction sorts the live ones. The
+     * {@link Navigator}'s descending walks use the same threshold.
      */
-    private static final int COMPACT_AFTER_DEAD = 16;
+    static final int COMPACT_AFTER_DEAD = 16;
     /** Descending: the sorted entry whose bypass is on the stack. */
     private int sorted;
     private int[] stack = NO_ENTRIES;

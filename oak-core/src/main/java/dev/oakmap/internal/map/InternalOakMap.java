@@ -210,7 +210,7 @@ public final class InternalOakMap<K, V> {
                         V old = null;
                         if (returnOld) {
                             try {
-                                old = readLocked(ref, h);
+                                old = deserializeValue(ref);
                             } catch (RuntimeException | Error e) {
                                 values.unlock(ref, h);
                                 throw e;
@@ -433,7 +433,7 @@ public final class InternalOakMap<K, V> {
                 Object old = Boolean.TRUE;
                 if (expected != null || wantOld) {
                     try {
-                        V cur = readLocked(ref, h);
+                        V cur = deserializeValue(ref);
                         if (expected != null && !expected.equals(cur)) {
                             values.unlock(ref, h);
                             return GONE_RESULT;
@@ -548,7 +548,7 @@ public final class InternalOakMap<K, V> {
                         V old;
                         V nv;
                         try {
-                            old = readLocked(ref, h);
+                            old = deserializeValue(ref);
                             nv = ifPresent.apply(key, old);
                         } catch (RuntimeException | Error e) {
                             values.unlock(ref, h);
@@ -817,7 +817,12 @@ public final class InternalOakMap<K, V> {
         }
     }
 
-    private V readLocked(long ref, long lockedHeader) {
+    /**
+     * Deserializes value {@code ref}. The caller holds the value's lock, or reads inside a read it
+     * began with {@link SliceManager#readBegin} and judges with {@link SliceManager#readEnd} (an
+     * exception from here may then come from bytes torn by a writer).
+     */
+    V deserializeValue(long ref) {
         MemorySegment seg = values.segment(ref);
         return Codec.read(valueSerializer, seg, values.dataOffset(ref), values.length(seg, ref));
     }
@@ -843,10 +848,13 @@ public final class InternalOakMap<K, V> {
             }
             T r = null;
             Throwable failure = null;
+            b.open(seg, base, values.length(seg, ref), false); // validated with the bytes
             try {
-                r = apply(seg, base, values.length(seg, ref), b, f); // the length is validated with the bytes
+                r = f.apply(b);
             } catch (Throwable e) {
                 failure = e; // may come from bytes torn by a writer (even an Error): judged after validation
+            } finally {
+                b.close();
             }
             if (values.readEnd(seg, ref, h)) {
                 if (failure != null) {
@@ -855,30 +863,6 @@ public final class InternalOakMap<K, V> {
                 return r;
             }
         }
-    }
-
-    private static <T> T apply(MemorySegment seg, long base, int length, SliceBuffer b, Function<OakScopedReadBuffer, T> f) {
-        b.open(seg, base, length, false);
-        try {
-            return f.apply(b);
-        } finally {
-            b.close();
-        }
-    }
-
-    /**
-     * Applies {@code f} to value {@code ref} inside a read the caller began with
-     * {@link SliceManager#readBegin} and ends with {@link SliceManager#readEnd}, which judges the
-     * result (and any exception of {@code f}, which may come from torn bytes).
-     */
-    <T> T applyToValue(long ref, Function<OakScopedReadBuffer, T> f) {
-        MemorySegment seg = values.segment(ref);
-        return apply(seg, values.dataOffset(ref), values.length(seg, ref), new SliceBuffer(), f);
-    }
-
-    /** The value serializer's deserializer, as a function of a read buffer. */
-    Function<OakScopedReadBuffer, V> valueDeserializer() {
-        return deserializer;
     }
 
     /**

@@ -55,8 +55,11 @@ import java.util.Arrays;
  * The navigator allocates its record (a few small arrays) per call and no cursor.
  */
 final class Navigator<K, V> {
-    /** Outcomes of a walk. */
-    private static final int FOUND = 0, NOT_FOUND = 1, RETRY = 2;
+    /**
+     * Outcomes of a walk; NOT_FOUND_BELOW (within a descending walk): a live entry was found below
+     * the range's start, so nothing is in range and the walk need not go on.
+     */
+    private static final int FOUND = 0, NOT_FOUND = 1, RETRY = 2, NOT_FOUND_BELOW = 3;
     /** Kinds of recorded facts (the high bits of a fact's first word). */
     private static final long CHUNK = 1L << 60, HINT = 2L << 60, LINK = 3L << 60, ENTRY = 4L << 60, LAST = 5L << 60;
     /** Values of {@link #cursor} other than a position: recording (first walk), or a fact differed. */
@@ -157,7 +160,7 @@ final class Navigator<K, V> {
         boolean agreed = false;
         try {
             try {
-                value = map.applyToValue(v, map.valueDeserializer());
+                value = map.deserializeValue(v);
             } catch (Throwable t) {
                 failure = t; // may come from bytes torn by a writer: judged after validation
             }
@@ -424,13 +427,10 @@ final class Navigator<K, V> {
         if (foundChunk == c && runSorted < runStart) {
             c.skipDeadSuffix(runHint, runSorted, map.liveValues());
         }
-        if (runDead >= COMPACT_AFTER_DEAD) {
+        if (runDead >= Cursor.COMPACT_AFTER_DEAD) {
             map.compact(c);
         }
     }
-
-    /** Dead entries above the answer at a chunk's end after which a descending walk asks for compaction. */
-    private static final int COMPACT_AFTER_DEAD = 16;
 
     /** The walk from a chunk's end (or head, ascending), for {@link #tidyEnds}: null if it started by key. */
     private Chunk runChunk;
@@ -490,9 +490,6 @@ final class Navigator<K, V> {
         foundValue = liveValue;
         return FOUND;
     }
-
-    /** A live entry was found below the range's start: nothing in range, and no need to go on. */
-    private static final int NOT_FOUND_BELOW = 3;
 
     private boolean released(Chunk c) {
         if (c.isReleased()) {
