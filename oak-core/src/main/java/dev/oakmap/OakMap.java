@@ -147,7 +147,8 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
     /** Creates the root map of a builder's configuration. */
     static <K, V> OakMap<K, V> create(OakMapBuilder<K, V> b) {
         InternalOakMap<K, V> internal = new InternalOakMap<>(b.keySerializer, b.valueSerializer, b.comparator,
-                b.memoryCapacity, b.blockSize, b.chunkCapacity, b.rebalanceRatio, b.keyMemory, b.valueMemory);
+                b.memoryCapacity, b.blockSize, b.chunkCapacity, b.rebalanceRatio, b.keyMemory, b.valueMemory,
+                b.placePairs);
         return new OakMap<>(internal, b.comparator, b.keySerializer, null, false, null, false, false);
     }
 

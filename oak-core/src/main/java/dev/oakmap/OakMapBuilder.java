@@ -1,6 +1,7 @@
 package dev.oakmap;
 
 import dev.oakmap.internal.chunk.Chunk;
+import dev.oakmap.internal.map.InternalOakMap;
 
 import java.util.Objects;
 
@@ -49,6 +50,11 @@ public final class OakMapBuilder<K, V> {
     double rebalanceRatio = DEFAULT_REBALANCE_RATIO;
     MemoryScheme keyMemory = DEFAULT_KEY_MEMORY;
     MemoryScheme valueMemory = DEFAULT_VALUE_MEMORY;
+    /**
+     * Not public yet: whether rebalances move pairs into key order (an experiment, off unless
+     * {@code -Doak.placePairs=true}; tests in this package turn it on per map).
+     */
+    boolean placePairs = Boolean.getBoolean(InternalOakMap.PLACE_PAIRS_PROPERTY);
 
     /**
      * @param keySerializer how keys are written off-heap

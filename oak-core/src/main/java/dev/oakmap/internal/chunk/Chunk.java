@@ -104,6 +104,15 @@ import java.util.function.LongPredicate;
  * be reused, so every key read through a chunk is validated against that mark
  * ({@link #keysIntact}), and fails as stale once it is set, whether or not that key was among
  * those deleted.
+ *
+ * <h2>Moves</h2>
+ * A rebalance may also move the live pairs of the chunks it replaces into fresh memory in key
+ * order (see {@code Rebalancer}, "Placement"). It then records here, before {@link #release()},
+ * where each moved value went: the replacement chunk, its entry there and the new value
+ * reference ({@link #recordMove}); values it left in place are recorded too, with their own
+ * reference, since a later rebalance may move them. The record is written once, under the rebalancer's lock, and
+ * read only by threads that saw the chunk released (the volatile {@code released} orders it), so
+ * that a zero-copy view of a moved value can follow it ({@link #movedValue}).
  */
 public final class Chunk {
     /** The null entry index: the list head, and the end of the list. */
@@ -737,6 +746,51 @@ public final class Chunk {
 
     /** Marks this chunk replaced; done before its replacements are linked. */
     public void release() { released = true; }
+
+    /** Moves recorded by the rebalance that replaced this chunk (see "Moves"); null if none. */
+    private long[] movedRefs;
+    private Chunk[] movedChunks;
+    private int[] movedEntries;
+
+    /**
+     * Records that the value of entry {@code ei} is now reference {@code ref} (the same one, if
+     * it was not moved), held by entry {@code toEi} of chunk {@code to}. Called by the
+     * rebalancer, before {@link #release()}.
+     */
+    public void recordMove(int ei, Chunk to, int toEi, long ref) {
+        if (movedRefs == null) {
+            movedRefs = new long[capacity + 1];
+            movedChunks = new Chunk[capacity + 1];
+            movedEntries = new int[capacity + 1];
+        }
+        movedRefs[ei] = ref;
+        movedChunks[ei] = to;
+        movedEntries[ei] = toEi;
+    }
+
+    /**
+     * @return the reference that value {@code ref}, read from entry {@code ei} of this chunk, has
+     *     in the chunk that replaced this one ({@code ref} itself if it was not moved), or
+     *     {@link Refs#NULL} if there is no record of it (it was removed or replaced before the
+     *     rebalance, or this chunk was not replaced, or not by a rebalance that records); then
+     *     {@link #movedChunk} and {@link #movedEntry} say where it is linked now
+     */
+    public long movedValue(int ei, long ref) {
+        if (!released || movedRefs == null || valueRef(ei) != ref) {
+            return Refs.NULL; // the entry holds another value since: ref was replaced, not moved
+        }
+        return movedRefs[ei];
+    }
+
+    /** @return the chunk that entry {@code ei}'s moved value is linked from (see {@link #movedValue}) */
+    public Chunk movedChunk(int ei) {
+        return movedChunks[ei];
+    }
+
+    /** @return the entry, in {@link #movedChunk}, that links entry {@code ei}'s moved value */
+    public int movedEntry(int ei) {
+        return movedEntries[ei];
+    }
 
     /**
      * Marks that keys this chunk links may be deleted from now on: a volatile store, made by the

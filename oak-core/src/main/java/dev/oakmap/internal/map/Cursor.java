@@ -885,7 +885,7 @@ public final class Cursor<K, V> {
             positionReusableKey();
         }
         if (reusableValue != null) {
-            reusableValue.position(v, curToken);
+            reusableValue.position(v, curToken, c, ei);
         }
     }
 
@@ -1015,7 +1015,7 @@ public final class Cursor<K, V> {
     public OakUnscopedBuffer valueView() {
         requireCurrent();
         SliceView view = new SliceView(map, valueSlices, curValue, "value");
-        view.position(curValue, curToken);
+        view.position(curValue, curToken, curChunk, curEi);
         return view;
     }
 
@@ -1034,7 +1034,7 @@ public final class Cursor<K, V> {
         requireCurrent();
         if (reusableValue == null) {
             reusableValue = new SliceView(map, valueSlices, curValue, "value");
-            reusableValue.position(curValue, curToken);
+            reusableValue.position(curValue, curToken, curChunk, curEi);
         }
         return reusableValue;
     }

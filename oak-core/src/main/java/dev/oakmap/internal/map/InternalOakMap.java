@@ -69,6 +69,12 @@ public final class InternalOakMap<K, V> {
 
     private static final Object GONE_RESULT = new Object();
 
+    /**
+     * Whether maps built from now on let the rebalancer move pairs into key order (see
+     * {@link Rebalancer}, "Placement"); read once per map. Off by default while it is measured.
+     */
+    public static final String PLACE_PAIRS_PROPERTY = "oak.placePairs";
+
     private static final int OK = 0, FROZEN = 1, CONFLICT = 2;
     private static final int COPIED = 0, MOVED = 1, RETRY = 2, DONE = 3;
 
@@ -96,6 +102,18 @@ public final class InternalOakMap<K, V> {
     public InternalOakMap(OakSerializer<K> keySerializer, OakSerializer<V> valueSerializer,
                           OakComparator<K> comparator, long memoryCapacity, long blockSize,
                           int chunkCapacity, double rebalanceRatio, MemoryScheme keyScheme, MemoryScheme valueScheme) {
+        this(keySerializer, valueSerializer, comparator, memoryCapacity, blockSize, chunkCapacity, rebalanceRatio,
+                keyScheme, valueScheme, Boolean.getBoolean(PLACE_PAIRS_PROPERTY));
+    }
+
+    /**
+     * @param placePairs let rebalances move pairs into key order (see {@link Rebalancer},
+     *     "Placement"); takes effect only where both slice managers allow moves (Nova keys and values)
+     */
+    public InternalOakMap(OakSerializer<K> keySerializer, OakSerializer<V> valueSerializer,
+                          OakComparator<K> comparator, long memoryCapacity, long blockSize,
+                          int chunkCapacity, double rebalanceRatio, MemoryScheme keyScheme, MemoryScheme valueScheme,
+                          boolean placePairs) {
         this.allocator = new BlockAllocator(BlockPool.shared(), blockSize, memoryCapacity);
         this.keys = new KeyOps<>(keySerializer, comparator,
                 SliceManager.create(keyScheme, allocator, BlockAllocator.Kind.KEY));
@@ -104,7 +122,8 @@ public final class InternalOakMap<K, V> {
         this.values = SliceManager.create(valueScheme, allocator, BlockAllocator.Kind.VALUE);
         this.liveValues = values::isLive;
         this.index = new ChunkIndex(Chunk.empty(Rebalancer.slotsFor(0, chunkCapacity, rebalanceRatio)));
-        this.rebalancer = new Rebalancer(index, keys, values, keyHazards, chunkCapacity, rebalanceRatio, () -> closed);
+        this.rebalancer = new Rebalancer(index, keys, values, keyHazards, chunkCapacity, rebalanceRatio,
+                placePairs, () -> closed);
     }
 
     @SuppressWarnings("unchecked")
@@ -147,16 +166,21 @@ public final class InternalOakMap<K, V> {
     }
 
     public boolean containsKey(K key) {
-        return liveRef(key) != Refs.NULL;
+        return liveRef(key, null) != Refs.NULL;
     }
 
     /** Zero-copy get: a view of the value, or null. */
     public OakUnscopedBuffer getValueView(K key) {
-        long ref = liveRef(key);
-        return ref == Refs.NULL ? null : new SliceView(this, values, ref, "value");
+        SliceView view = new SliceView(this, values, Refs.NULL, "value");
+        return liveRef(key, view) == Refs.NULL ? null : view;
     }
 
-    private long liveRef(K key) {
+    /**
+     * @param view if not null, positioned on the value found (with the chunk and entry it was
+     *     found in, so that it can follow a move)
+     * @return the live value reference of {@code key}, or {@link Refs#NULL}
+     */
+    private long liveRef(K key, SliceView view) {
         checkOpen();
         Objects.requireNonNull(key, "key");
         long kp = keys.prefix(key);
@@ -175,6 +199,9 @@ public final class InternalOakMap<K, V> {
                     return Refs.NULL;
                 }
                 if (values.isLive(ref)) {
+                    if (view != null) {
+                        view.position(ref, SliceManager.NO_TOKEN, c, ei);
+                    }
                     return ref;
                 }
                 if (goneForGood(c, ei, ref)) {
@@ -967,13 +994,17 @@ public final class InternalOakMap<K, V> {
     /** @return the liveness test of value references (see {@link #liveValues}) */
     LongPredicate liveValues() { return liveValues; }
 
-    ChunkIndex index() { return index; }
+    /** @return the chunk index (for tests and diagnostics) */
+    public ChunkIndex index() { return index; }
 
     Rebalancer rebalancer() { return rebalancer; }
 
 
     /** @return the number of chunks (for tests and diagnostics) */
     public int chunkCount() { return index.size(); }
+
+    /** @return pairs that rebalances moved into key order so far (diagnostics; see {@link Rebalancer}, "Placement") */
+    public long pairsMoved() { return rebalancer.pairsMoved(); }
 
     /** @return the entry slots of all chunks, taken or free (for tests and diagnostics) */
     public long slotCount() {

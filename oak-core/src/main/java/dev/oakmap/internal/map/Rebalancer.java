@@ -1,12 +1,14 @@
 package dev.oakmap.internal.map;
 
 import dev.oakmap.OakClosedException;
+import dev.oakmap.OakOutOfMemoryException;
 import dev.oakmap.internal.chunk.Chunk;
 import dev.oakmap.internal.chunk.KeyOps;
 import dev.oakmap.internal.index.ChunkIndex;
 import dev.oakmap.internal.reclaim.SliceManager;
 import dev.oakmap.internal.memory.Refs;
 
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
@@ -48,6 +50,28 @@ import java.util.function.BooleanSupplier;
  *
  * <p>A single lock keeps the chunk list simple to reason about: a rebalance never sees a frozen
  * neighbour. With chunks of thousands of entries, rebalances are rare compared to operations.
+ *
+ * <h2>Placement (an experiment, off unless {@code -Doak.placePairs=true})</h2>
+ * Pairs are allocated in arrival order, so with random keys a scan misses the cache on every
+ * pair. A placing rebalance also copies the pairs inserted since the chunk was built (its
+ * unsorted entries) into fresh memory, key then value, in key order ({@link #place}): each chunk
+ * then holds a few runs laid out in key order, which a scan reads as a few sequential streams.
+ * Each pair is copied once, when it first goes through a rebalance; entries that were sorted in
+ * their chunk were placed then.
+ * <ol>
+ * <li>Before the copy, {@link SliceManager#beginMove} stops writers of the value (they wait)
+ *     but not readers; a value being written is left where it is. The old value stays live
+ *     until the old chunk is released, since an operation that finds a dead reference in a chunk
+ *     that is not released concludes that the key was removed.
+ * <li>Before the release, each replaced chunk records where each of its live values went
+ *     ({@link Chunk#recordMove}), so that zero-copy views of them follow ({@code SliceView}).
+ * <li>After the replacements are linked, {@link SliceManager#endMove} deletes the old values
+ *     (writers that waited find them gone and look their keys up again, in the replacements) and
+ *     the old keys go with the dropped ones.
+ * </ol>
+ * Fresh memory is taken only while the free lists are short ({@link SliceManager#fewFreeSlices}):
+ * the originals a placement frees are reused by later insertions, and under churn, where free
+ * slices pile up, placement pauses, so the footprint stays bounded.
  */
 final class Rebalancer {
     /** Target fill of a replacement chunk, as a fraction of capacity. */
@@ -86,6 +110,8 @@ final class Rebalancer {
     private final int capacity;
     private final double ratio;
     private final BooleanSupplier closed;
+    /** Whether rebalances move live pairs into key order (see "Placement"). */
+    private final boolean places;
     /**
      * Scratch buffers of one rebalance, reused by the next (rebalances run one at a time, under
      * {@link #lock}): allocating and zeroing them anew cost as much as building the chunks.
@@ -94,6 +120,8 @@ final class Rebalancer {
     private final Entries droppedBuffer = new Entries(16);
     /** Entries copied into replacement chunks so far; written under {@link #lock}, read racily. */
     private volatile long entriesCopied;
+    /** Pairs moved by {@link #place} and kept; written under {@link #lock}, read racily. */
+    private volatile long pairsMoved;
 
     /**
      * @param hazards keys that scans read in place: deleted only once no scan protects them
@@ -102,7 +130,8 @@ final class Rebalancer {
      *     reorganized
      */
     Rebalancer(ChunkIndex index, KeyOps<?> keys, SliceManager values, KeyHazards hazards, int capacity, double ratio,
-               BooleanSupplier closed) {
+               boolean placePairs, BooleanSupplier closed) {
+        this.places = placePairs && values.movable() && keys.reclaims() && keys.slices().movable();
         this.index = index;
         this.keys = keys;
         this.values = values;
@@ -120,6 +149,11 @@ final class Rebalancer {
     static int slotsFor(int sorted, int capacity, double ratio) {
         int extra = Math.max((int) Math.ceil(sorted * ratio), Math.min(16, capacity / 4));
         return (int) Math.min(capacity, (long) sorted + Math.max(1, extra));
+    }
+
+    /** @return pairs moved into key order since the map was built (for tests and diagnostics) */
+    long pairsMoved() {
+        return pairsMoved;
     }
 
     /** @return entries copied into replacement chunks since the map was built (for tests and diagnostics) */
@@ -156,6 +190,7 @@ final class Rebalancer {
         Entries live = liveBuffer.clear();
         Entries dropped = keys.reclaims() ? droppedBuffer.clear() : null;
         Chunk[] engaged = {c};
+        boolean placing = false;
         c.freeze();
         Chunk[] replacements;
         try {
@@ -168,6 +203,10 @@ final class Rebalancer {
                 growth = Growth.SCATTERED;
             }
             entriesCopied += live.size; // under the lock: no lost update
+            if (places) {
+                placing = true;
+                place(live);
+            }
             if (growth == Growth.SCATTERED) {
                 replacements = build(c.minKey, c.minPrefix, live, pieces(live.size), ratio);
             } else if (live.size > capacity - appendRoom()) {
@@ -178,10 +217,16 @@ final class Rebalancer {
                 replacements = build(c.minKey, c.minPrefix, live, 1, room);
             }
         } catch (RuntimeException | Error e) {
+            if (placing) {
+                unplace(live);
+            }
             for (Chunk x : engaged) {
                 x.unfreeze(); // nothing was replaced: leave the map as it was (e.g. closed mid-copy)
             }
             throw e;
+        }
+        if (places) {
+            recordMoves(live, replacements);
         }
         replacements[replacements.length - 1].nextChunk = engaged[engaged.length - 1].nextChunk;
         Chunk pred = index.before(c);
@@ -192,8 +237,110 @@ final class Rebalancer {
             pred.nextChunk = replacements[0];
         }
         index.replace(engaged, replacements);
+        if (places) {
+            finishMoves(live, dropped);
+        }
         if (dropped != null) {
             deleteDroppedKeys(engaged, live, dropped);
+        }
+    }
+
+    /**
+     * Moves the pairs of {@code live} that were not sorted in their chunk (those inserted since it
+     * was built, in arrival order) into fresh memory, key then value, one pair after the other in
+     * key order, and points {@code live} at the copies (see "Placement"). A value that a writer
+     * holds now, or that is gone, stays where it is, with its key. Moves nothing while the free
+     * lists hold many slices (fresh memory would then grow the map's footprint), and stops moving
+     * (leaving the rest in place) if the map's capacity runs out: placement is an optimization.
+     */
+    private void place(Entries live) {
+        live.prepareMoves();
+        Arrays.fill(live.moveTokens, 0, live.size, SliceManager.GONE);
+        if (!values.fewFreeSlices()) {
+            return;
+        }
+        SliceManager keySlices = keys.slices();
+        for (int i = 0; i < live.size; i++) {
+            if (live.sources[i].isSorted(live.sourceEntries[i])) {
+                continue; // laid out in key order when its chunk was built
+            }
+            long v = live.values[i];
+            long token = values.beginMove(v);
+            live.moveTokens[i] = token;
+            if (token < 0) {
+                continue; // GONE or BUSY
+            }
+            long k = live.keys[i];
+            long nk = Refs.NULL;
+            long nv;
+            try {
+                nk = copyOf(keySlices, k);
+                nv = copyOf(values, v);
+            } catch (OakOutOfMemoryException full) {
+                if (nk != Refs.NULL) {
+                    keySlices.discard(nk);
+                }
+                values.endMove(v, token, false);
+                Arrays.fill(live.moveTokens, i, live.size, SliceManager.GONE); // this one and the rest stay
+                return;
+            }
+            live.oldKeys[i] = k;
+            live.oldValues[i] = v;
+            live.keys[i] = nk;
+            live.values[i] = nv;
+        }
+    }
+
+    /** @return a copy of slice {@code ref} of {@code slices}, at the bump pointer */
+    private static long copyOf(SliceManager slices, long ref) {
+        int length = slices.length(ref);
+        long copy = slices.allocateFresh(length);
+        MemorySegment.copy(slices.segment(ref), slices.dataOffset(ref), slices.segment(copy), slices.dataOffset(copy),
+                length);
+        return copy;
+    }
+
+    /** Undoes {@link #place} for a rebalance that failed: the copies go, the originals stay. */
+    private void unplace(Entries live) {
+        for (int i = 0; i < live.size; i++) {
+            long token = live.moveTokens[i];
+            if (token >= 0) {
+                values.discard(live.values[i]);
+                keys.slices().discard(live.keys[i]);
+                values.endMove(live.oldValues[i], token, false);
+                live.moveTokens[i] = SliceManager.GONE;
+            }
+        }
+    }
+
+    /**
+     * Records in each replaced chunk where each of its live values went, moved or not, before the
+     * chunks are released: entry {@code i} of the live entries is sorted entry {@code j} of the
+     * replacement that holds it, in order. A value left in place by this rebalance may be moved
+     * by a later one; its views follow the record of every rebalance on the way.
+     */
+    private static void recordMoves(Entries live, Chunk[] replacements) {
+        int i = 0;
+        for (Chunk r : replacements) {
+            for (int j = 1; j <= r.sortedCount(); j++, i++) {
+                live.sources[i].recordMove(live.sourceEntries[i], r, j, live.values[i]);
+            }
+        }
+    }
+
+    /**
+     * Deletes the originals of the moved pairs, once their replacements are linked: values now
+     * (writers that waited on them look their keys up again and find the copies), keys with the
+     * dropped ones (after the chunks are marked, and unless a scan protects them).
+     */
+    private void finishMoves(Entries live, Entries dropped) {
+        for (int i = 0; i < live.size; i++) {
+            long token = live.moveTokens[i];
+            if (token >= 0) {
+                values.endMove(live.oldValues[i], token, true);
+                dropped.add(live.oldKeys[i], 0, Refs.NULL, null, Chunk.NONE);
+                pairsMoved++; // under the lock: no lost update
+            }
         }
     }
 
@@ -213,7 +360,7 @@ final class Rebalancer {
         for (int i = 1; i < engaged.length; i++) {
             long m = engaged[i].minKey;
             if (m != Refs.NULL && m != kept && !live.holdsKey(m)) {
-                dropped.add(m, 0, Refs.NULL);
+                dropped.add(m, 0, Refs.NULL, null, Chunk.NONE);
             }
         }
         long[] refs = Arrays.copyOf(dropped.keys, dropped.size);
@@ -303,9 +450,9 @@ final class Rebalancer {
             long v = c.valueRef(ei);
             if (v != Refs.NULL && (!check || values.isLive(v))) {
                 long k = c.keyRef(ei);
-                out.add(k, c.prefixKnown(ei) ? c.prefixFloor(ei) : keys.prefixOf(k), v);
+                out.add(k, c.prefixKnown(ei) ? c.prefixFloor(ei) : keys.prefixOf(k), v, c, ei);
             } else if (dropped != null) {
-                dropped.add(c.keyRef(ei), 0, Refs.NULL);
+                dropped.add(c.keyRef(ei), 0, Refs.NULL, null, Chunk.NONE);
             }
         }
         int after = linkedSince - inside;
@@ -417,11 +564,18 @@ final class Rebalancer {
         return ties;
     }
 
-    /** Growable pair of arrays of (key reference, value reference). */
+    /** Growable arrays of entries: key reference, prefix, value reference, and where each came from. */
     private static final class Entries {
         long[] keys;
         long[] prefixes;
         long[] values;
+        Chunk[] sources;
+        int[] sourceEntries;
+        /** After {@link #place}: the moved entry's token for {@link SliceManager#endMove}, or negative. */
+        long[] moveTokens;
+        /** After {@link #place}: the references a moved entry had before. */
+        long[] oldKeys;
+        long[] oldValues;
         int size;
         /** The prefixes are exact in their bits from this one up (see {@link Chunk}, "Prefixes"). */
         int shift;
@@ -430,10 +584,22 @@ final class Rebalancer {
             keys = new long[initial];
             prefixes = new long[initial];
             values = new long[initial];
+            sources = new Chunk[initial];
+            sourceEntries = new int[initial];
+        }
+
+        /** Sizes the arrays that {@link Rebalancer#place} fills. */
+        void prepareMoves() {
+            if (moveTokens == null || moveTokens.length < size) {
+                moveTokens = new long[keys.length];
+                oldKeys = new long[keys.length];
+                oldValues = new long[keys.length];
+            }
         }
 
         /** Empties the buffer, keeping its arrays. @return this */
         Entries clear() {
+            Arrays.fill(sources, 0, size, null); // let released chunks go
             size = 0;
             shift = 0;
             return this;
@@ -448,15 +614,19 @@ final class Rebalancer {
             return false;
         }
 
-        void add(long k, long p, long v) {
+        void add(long k, long p, long v, Chunk source, int sourceEntry) {
             if (size == keys.length) {
                 keys = Arrays.copyOf(keys, size * 2 + 1);
                 prefixes = Arrays.copyOf(prefixes, size * 2 + 1);
                 values = Arrays.copyOf(values, size * 2 + 1);
+                sources = Arrays.copyOf(sources, size * 2 + 1);
+                sourceEntries = Arrays.copyOf(sourceEntries, size * 2 + 1);
             }
             keys[size] = k;
             prefixes[size] = p;
             values[size] = v;
+            sources[size] = source;
+            sourceEntries[size] = sourceEntry;
             size++;
         }
     }

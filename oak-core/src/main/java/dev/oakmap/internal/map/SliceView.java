@@ -6,6 +6,8 @@ import dev.oakmap.OakUnscopedBuffer;
 import dev.oakmap.internal.buffer.Bytes;
 import dev.oakmap.internal.buffer.Layouts;
 import dev.oakmap.internal.buffer.SliceBuffer;
+import dev.oakmap.internal.chunk.Chunk;
+import dev.oakmap.internal.memory.Refs;
 import dev.oakmap.internal.reclaim.SliceManager;
 
 import java.lang.foreign.MemorySegment;
@@ -19,13 +21,25 @@ import java.util.function.Function;
  * returns bytes of another owner. Once the reference is no longer live (the mapping was removed,
  * its memory perhaps reused), every read throws {@link DeletedMemoryAccessException}.
  *
- * <p>Mutable only through {@link #position} (used by stream scans to reuse one object).
+ * <p><b>Following moves.</b> A value view also knows the chunk and entry its reference was read
+ * from. The rebalancer may move a live value into key order (see {@code Rebalancer},
+ * "Placement"); the old reference is then gone, but the replaced chunk records where the value
+ * went ({@link Chunk#movedValue}). A read that finds its reference gone asks that record first and,
+ * if the value moved rather than being removed or replaced, takes its new place and reads again
+ * ({@link #follow}), through any number of moves. Each read works on one snapshot of the
+ * reference, and moving on is synchronized, so a view shared by threads stays consistent.
+ *
+ * <p>Mutable only through {@link #position} (used by stream scans to reuse one object) and by
+ * following moves.
  */
 final class SliceView implements OakUnscopedBuffer {
     private final InternalOakMap<?, ?> map;
     private final SliceManager values;
     private final String what;
     private long ref;
+    /** Where {@link #ref} was read from, to follow a move; null for keys, or if unknown. */
+    private Chunk chunk;
+    private int entry;
     /**
      * A read token of {@link #ref} that still validated at the last read, to start the next read
      * with instead of {@link SliceManager#readBegin}; {@link SliceManager#NO_TOKEN} if none. Given
@@ -45,32 +59,69 @@ final class SliceView implements OakUnscopedBuffer {
         this.ref = ref;
     }
 
-    void position(long ref) {
-        position(ref, SliceManager.NO_TOKEN);
-    }
-
-    /** @param token a read token of {@code ref} from {@link SliceManager#liveToken}, or NO_TOKEN */
-    void position(long ref, long token) {
+    /**
+     * @param token a read token of {@code ref} from {@link SliceManager#liveToken}, or NO_TOKEN
+     * @param chunk the chunk {@code ref} was read from, or null
+     * @param entry its entry there
+     */
+    void position(long ref, long token, Chunk chunk, int entry) {
         this.ref = ref;
         this.token = token;
+        this.chunk = chunk;
+        this.entry = entry;
     }
 
-    private long begin() {
+    /**
+     * Begins a read of {@code r}, a snapshot of {@link #ref}.
+     *
+     * @return a token, or {@link SliceManager#GONE} if the value moved since (read {@link #ref} again)
+     * @throws DeletedMemoryAccessException if the value was removed or replaced
+     */
+    private long begin(long r) {
         map.checkOpen();
         long h = token;
         if (h != SliceManager.NO_TOKEN) {
             return h;
         }
-        h = values.readBegin(ref);
-        if (h == SliceManager.GONE) {
+        h = values.readBegin(r);
+        if (h == SliceManager.GONE && !follow(r)) {
             throw deleted();
         }
         return h;
     }
 
-    /** Ends a read begun with {@code h}: true if it validated; otherwise the token is dropped. */
-    private boolean end(MemorySegment s, long h) {
-        if (values.readEnd(s, ref, h)) {
+    /**
+     * Called when reference {@code r} was found gone: if the rebalancer moved that value, moves
+     * this view to the value's new place (unless another thread already did).
+     *
+     * @return true if the reader should read {@link #ref} again, false if the value was removed
+     */
+    private synchronized boolean follow(long r) {
+        if (ref != r) {
+            return true; // followed by another reader meanwhile
+        }
+        // walk the records of the rebalances since: the value may have stayed in place in some
+        for (Chunk c = chunk, next; c != null; c = next) {
+            int e = entry;
+            long to = c.movedValue(e, r);
+            if (to == Refs.NULL) {
+                return false; // removed or replaced, never moved since
+            }
+            next = c.movedChunk(e);
+            entry = c.movedEntry(e);
+            chunk = next;
+            if (to != r) {
+                token = SliceManager.NO_TOKEN;
+                ref = to;
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Ends a read of {@code r} begun with {@code h}: true if it validated; otherwise the token is dropped. */
+    private boolean end(MemorySegment s, long r, long h) {
+        if (values.readEnd(s, r, h)) {
             return true;
         }
         token = SliceManager.NO_TOKEN;
@@ -78,20 +129,20 @@ final class SliceView implements OakUnscopedBuffer {
     }
 
     /**
-     * @return the offset of {@code [index, index + size)} in the segment, or -1 if out of the
-     *     value's bounds (the length read is part of the optimistic read)
+     * @return the offset of {@code [index, index + size)} of value {@code r} in the segment, or
+     *     -1 if out of the value's bounds (the length read is part of the optimistic read)
      */
-    private long at(MemorySegment s, int index, int size) {
-        int len = values.length(s, ref);
+    private long at(MemorySegment s, long r, int index, int size) {
+        int len = values.length(s, r);
         if (index < 0 || size > len || index > len - size) {
             return -1;
         }
-        return values.dataOffset(ref) + index;
+        return values.dataOffset(r) + index;
     }
 
     /** Called when a bound check failed: throws if the check was made on consistent data. */
-    private void outOfBounds(MemorySegment s, long h, int index, int size) {
-        if (end(s, h)) {
+    private void outOfBounds(MemorySegment s, long r, long h, int index, int size) {
+        if (end(s, r, h)) {
             throw new IndexOutOfBoundsException("index " + index + " size " + size + " out of a " + what + " of "
                     + capacity() + " bytes");
         }
@@ -100,11 +151,13 @@ final class SliceView implements OakUnscopedBuffer {
     @Override
     public int capacity() {
         try {
-            MemorySegment s = values.segment(ref);
             while (true) {
-                long h = begin();
-                int len = values.length(s, ref);
-                if (end(s, h)) return len;
+                long r = ref;
+                long h = begin(r);
+                if (h == SliceManager.GONE) continue;
+                MemorySegment s = values.segment(r);
+                int len = values.length(s, r);
+                if (end(s, r, h)) return len;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -114,13 +167,15 @@ final class SliceView implements OakUnscopedBuffer {
     @Override
     public byte get(int index) {
         try {
-            MemorySegment s = values.segment(ref);
             while (true) {
-                long h = begin();
-                long at = at(s, index, 1);
-                if (at < 0) { outOfBounds(s, h, index, 1); continue; }
+                long r = ref;
+                long h = begin(r);
+                if (h == SliceManager.GONE) continue;
+                MemorySegment s = values.segment(r);
+                long at = at(s, r, index, 1);
+                if (at < 0) { outOfBounds(s, r, h, index, 1); continue; }
                 byte v = s.get(ValueLayout.JAVA_BYTE, at);
-                if (end(s, h)) return v;
+                if (end(s, r, h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -130,13 +185,15 @@ final class SliceView implements OakUnscopedBuffer {
     @Override
     public char getChar(int index) {
         try {
-            MemorySegment s = values.segment(ref);
             while (true) {
-                long h = begin();
-                long at = at(s, index, 2);
-                if (at < 0) { outOfBounds(s, h, index, 2); continue; }
+                long r = ref;
+                long h = begin(r);
+                if (h == SliceManager.GONE) continue;
+                MemorySegment s = values.segment(r);
+                long at = at(s, r, index, 2);
+                if (at < 0) { outOfBounds(s, r, h, index, 2); continue; }
                 char v = s.get(Layouts.CHAR, at);
-                if (end(s, h)) return v;
+                if (end(s, r, h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -146,13 +203,15 @@ final class SliceView implements OakUnscopedBuffer {
     @Override
     public short getShort(int index) {
         try {
-            MemorySegment s = values.segment(ref);
             while (true) {
-                long h = begin();
-                long at = at(s, index, 2);
-                if (at < 0) { outOfBounds(s, h, index, 2); continue; }
+                long r = ref;
+                long h = begin(r);
+                if (h == SliceManager.GONE) continue;
+                MemorySegment s = values.segment(r);
+                long at = at(s, r, index, 2);
+                if (at < 0) { outOfBounds(s, r, h, index, 2); continue; }
                 short v = s.get(Layouts.SHORT, at);
-                if (end(s, h)) return v;
+                if (end(s, r, h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -162,13 +221,15 @@ final class SliceView implements OakUnscopedBuffer {
     @Override
     public int getInt(int index) {
         try {
-            MemorySegment s = values.segment(ref);
             while (true) {
-                long h = begin();
-                long at = at(s, index, 4);
-                if (at < 0) { outOfBounds(s, h, index, 4); continue; }
+                long r = ref;
+                long h = begin(r);
+                if (h == SliceManager.GONE) continue;
+                MemorySegment s = values.segment(r);
+                long at = at(s, r, index, 4);
+                if (at < 0) { outOfBounds(s, r, h, index, 4); continue; }
                 int v = s.get(Layouts.INT, at);
-                if (end(s, h)) return v;
+                if (end(s, r, h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -178,13 +239,15 @@ final class SliceView implements OakUnscopedBuffer {
     @Override
     public long getLong(int index) {
         try {
-            MemorySegment s = values.segment(ref);
             while (true) {
-                long h = begin();
-                long at = at(s, index, 8);
-                if (at < 0) { outOfBounds(s, h, index, 8); continue; }
+                long r = ref;
+                long h = begin(r);
+                if (h == SliceManager.GONE) continue;
+                MemorySegment s = values.segment(r);
+                long at = at(s, r, index, 8);
+                if (at < 0) { outOfBounds(s, r, h, index, 8); continue; }
                 long v = s.get(Layouts.LONG, at);
-                if (end(s, h)) return v;
+                if (end(s, r, h)) return v;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -205,13 +268,15 @@ final class SliceView implements OakUnscopedBuffer {
     public void getBytes(int index, byte[] dst, int offset, int length) {
         try {
             Objects.checkFromIndexSize(offset, length, dst.length);
-            MemorySegment s = values.segment(ref);
             while (true) {
-                long h = begin();
-                long at = at(s, index, length);
-                if (at < 0) { outOfBounds(s, h, index, length); continue; }
+                long r = ref;
+                long h = begin(r);
+                if (h == SliceManager.GONE) continue;
+                MemorySegment s = values.segment(r);
+                long at = at(s, r, index, length);
+                if (at < 0) { outOfBounds(s, r, h, index, length); continue; }
                 Bytes.copyOut(s, at, dst, offset, length);
-                if (end(s, h)) return;
+                if (end(s, r, h)) return;
             }
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
@@ -221,16 +286,21 @@ final class SliceView implements OakUnscopedBuffer {
     @Override
     public <T> T transform(Function<OakScopedReadBuffer, T> transformer) {
         Objects.requireNonNull(transformer, "transformer");
-        T result;
-        try {
-            result = map.readWith(values, ref, transformer);
-        } catch (IllegalStateException e) {
-            throw map.closedOr(e);
+        while (true) {
+            long r = ref;
+            T result;
+            try {
+                result = map.readWith(values, r, transformer);
+            } catch (IllegalStateException e) {
+                throw map.closedOr(e);
+            }
+            if (result != InternalOakMap.gone()) {
+                return result;
+            }
+            if (!follow(r)) {
+                throw deleted();
+            }
         }
-        if (result == InternalOakMap.gone()) {
-            throw deleted();
-        }
-        return result;
     }
 
     /** @return the exception for a read of a removed mapping, naming what this view shows */

@@ -77,6 +77,8 @@ public final class BlockAllocator {
             new AtomicReferenceArray<>(Kind.values().length);
     private final List<Map<Long, LongStack>> largeFree = List.of(new HashMap<>(), new HashMap<>());
     private final LongAdder used = new LongAdder();
+    /** Bytes of the slices on the free lists. */
+    private final LongAdder free = new LongAdder();
     private final AtomicLong reserved = new AtomicLong();
     private volatile Region current;
     private volatile boolean closed;
@@ -129,11 +131,36 @@ public final class BlockAllocator {
         return ref;
     }
 
+    /**
+     * Allocates like {@link #allocate}, but from the bump pointer only, never a freed slice, so
+     * that slices one thread allocates one after the other lie side by side (unless another thread
+     * bumps in between): the rebalancer lays pairs out in key order this way, while
+     * {@link #fewFreeSlices()} says that memory stays bounded.
+     *
+     * @throws OakOutOfMemoryException if the capacity is exhausted
+     */
+    public long allocateFresh(long size) {
+        long bytes = Refs.alignGranule(Math.max(size, 8));
+        long ref = bump(bytes);
+        used.add(bytes);
+        return ref;
+    }
+
+    /**
+     * @return true if the free lists hold at most an eighth of the bytes in use. Fresh allocations
+     *     that replace live slices (which are then freed) grow the memory held only while freed
+     *     slices are reused by others; past this point they must reuse them too.
+     */
+    public boolean fewFreeSlices() {
+        return free.sum() <= used.sum() / 8;
+    }
+
     /** Returns a slice of {@code size} bytes (the size it was allocated with) for reuse. */
     public void free(long ref, long size, Kind kind) {
         long bytes = Refs.alignGranule(Math.max(size, 8));
         long clean = Refs.withAux(ref, 0);
         used.add(-bytes);
+        free.add(bytes);
         freeList(bytes, kind, true).push(clean);
     }
 
@@ -186,7 +213,11 @@ public final class BlockAllocator {
 
     private long popFree(long bytes, Kind kind) {
         LongStack list = freeList(bytes, kind, false);
-        return list == null ? Refs.NULL : list.pop();
+        long ref = list == null ? Refs.NULL : list.pop();
+        if (ref != Refs.NULL) {
+            free.add(-bytes);
+        }
+        return ref;
     }
 
     private LongStack freeList(long bytes, Kind kind, boolean create) {
@@ -427,6 +458,7 @@ public final class BlockAllocator {
                     if (e.getKey() >= bytes + keep) {
                         long ref = e.getValue().pop();
                         if (ref != Refs.NULL) {
+                            free.add(-e.getKey());
                             installSalvaged(ref, e.getKey());
                             return true;
                         }

@@ -57,14 +57,30 @@ public final class HeaderlessSlices extends SliceManager {
 
     @Override
     public long allocate(int length) {
+        return allocate(length, false);
+    }
+
+    @Override
+    public long allocateFresh(int length) {
+        return allocate(length, true);
+    }
+
+    private long allocate(int length, boolean fresh) {
         if (length > Refs.MAX_AUX) {
             throw new IllegalArgumentException("a slice of " + length + " bytes is too long");
         }
-        long ref = Refs.withAux(allocator.allocate(sliceBytes(length), kind), length);
+        long bytes = sliceBytes(length);
+        long ref = Refs.withAux(fresh ? allocator.allocateFresh(bytes) : allocator.allocate(bytes, kind), length);
         if (deleted != null) {
             deleted.remove(Refs.withAux(ref, 0));
         }
         return ref;
+    }
+
+    /** Reclaimed keys can be copied elsewhere and the originals deleted by the rebalancer; they are never written, so nothing waits. */
+    @Override
+    public boolean movable() {
+        return reclaimed;
     }
 
     @Override

@@ -22,15 +22,16 @@ import java.lang.invoke.VarHandle;
  * line), and the length as a plain 4-byte int, in the order that aligns the word: the word first
  * if the slice starts 8-aligned, the length first otherwise ({@link SliceManager#stateOffset}):
  * <pre>
- *  63            36  35        34                 0   | 4 bytes
- * +----------------+---------+---------------------+  +--------+
- * | version (28)   | DELETED | write sequence (35) |  | length |
- * +----------------+---------+---------------------+  +--------+
+ *  63            36  35        34       33                 0   | 4 bytes
+ * +----------------+---------+--------+---------------------+  +--------+
+ * | version (28)   | DELETED | MOVING | write sequence (34) |  | length |
+ * +----------------+---------+--------+---------------------+  +--------+
  * </pre>
  * The version is the reclaimer's era when the slice was allocated; a reference carries it in its
  * aux field. The write sequence is odd while a writer holds the slice and grows by two with
  * every write, so a reader can tell that a write happened during its read even if the word looks
- * the same otherwise.
+ * the same otherwise. MOVING is set while the rebalancer copies a live slice elsewhere (Nova
+ * only): writers wait for it to clear, readers ignore it (the bytes do not change meanwhile).
  *
  * <h2>Protocol and memory ordering</h2>
  * <ul>
@@ -43,19 +44,25 @@ import java.lang.invoke.VarHandle;
  *     sequence to the next (odd) one, mutate, then store the following even sequence with release
  *     semantics and withdraw the announcement.
  * <li><b>Delete</b>: under the write lock, store DELETED with release semantics, then hand the
- *     slice to the reclaimer. The Nova reclaimer returns it to the allocator only after advancing
+ *     slice to the reclaimer.
+ * <li><b>Move</b> (the rebalancer laying pairs out in key order): CAS MOVING into a live word with
+ *     an even sequence (a slice being written is not moved), copy the bytes, and later either
+ *     store DELETED with release semantics and retire the slice (moved: writers that waited now
+ *     find it gone and look the key up again) or restore the word as it was (abandoned). The
+ *     Nova reclaimer returns it to the allocator only after advancing
  *     its era and finding no writer announcing it; a reallocated slice gets the new era as its
  *     version, so every stale reference fails its version check. Headers never move: the
  *     allocator reuses a slice only as a slice of the same size and kind.
  * </ul>
  * Versions (the 27 bits of a reference's aux field, kept in a 28-bit field) wrap after 2^27
  * eras; a reference held across that many reclamation rounds could be fooled, which we accept.
- * Write sequences wrap after 2^34 writes, far more than can happen during one read.
+ * Write sequences wrap after 2^33 writes, far more than can happen during one read.
  */
 public final class OptimisticSlices extends SliceManager {
 
     private static final VarHandle STATE = ValueLayout.JAVA_LONG.varHandle();
-    private static final long SEQ_MASK = (1L << 35) - 1;
+    private static final long SEQ_MASK = (1L << 34) - 1;
+    private static final long MOVING = 1L << 34;
     private static final long DELETED = 1L << 35;
     private static final int VERSION_SHIFT = 36;
 
@@ -81,7 +88,17 @@ public final class OptimisticSlices extends SliceManager {
 
     @Override
     public long allocate(int length) {
-        long ref = allocator.allocate(sliceBytes(length), kind);
+        return allocate(length, false);
+    }
+
+    @Override
+    public long allocateFresh(int length) {
+        return allocate(length, true);
+    }
+
+    private long allocate(int length, boolean fresh) {
+        long bytes = sliceBytes(length);
+        long ref = fresh ? allocator.allocateFresh(bytes) : allocator.allocate(bytes, kind);
         MemorySegment seg = allocator.segment(ref);
         long off = stateOffset(ref);
         int version = nova == null ? 1 : nova.version();
@@ -175,7 +192,7 @@ public final class OptimisticSlices extends SliceManager {
                 withdraw();
                 return GONE;
             }
-            if (!writing(h)) {
+            if (!writing(h) && (h & MOVING) == 0) { // a moving slice is deleted or restored soon
                 long locked = nextSeq(h);
                 if (STATE.compareAndSet(seg, off, h, locked)) {
                     return locked;
@@ -203,6 +220,43 @@ public final class OptimisticSlices extends SliceManager {
         seg.set(ValueLayout.JAVA_INT, lengthOffset(ref), newLength);
         STATE.setRelease(seg, stateOffset(ref), nextSeq(locked));
         withdraw();
+    }
+
+    @Override
+    public boolean movable() {
+        return nova != null; // grow-only never reuses a moved slice: moving would leak it
+    }
+
+    @Override
+    public long beginMove(long ref) {
+        MemorySegment seg = allocator.segment(ref);
+        long off = stateOffset(ref);
+        while (true) {
+            long h = (long) STATE.getAcquire(seg, off);
+            if (!liveFor(h, ref)) {
+                return GONE;
+            }
+            if (writing(h) || (h & MOVING) != 0) {
+                return BUSY;
+            }
+            // the CAS orders the copy's reads after it, and after the last writer's release
+            if (STATE.compareAndSet(seg, off, h, h | MOVING)) {
+                return h | MOVING;
+            }
+        }
+    }
+
+    @Override
+    public void endMove(long ref, long token, boolean moved) {
+        MemorySegment seg = allocator.segment(ref);
+        long off = stateOffset(ref);
+        if (!moved) {
+            STATE.setRelease(seg, off, token & ~MOVING); // unchanged since beginMove: nobody could write
+            return;
+        }
+        int length = seg.get(ValueLayout.JAVA_INT, lengthOffset(ref));
+        STATE.setRelease(seg, off, (token & ~MOVING) | DELETED);
+        nova.retire(ref, sliceBytes(length));
     }
 
     @Override

@@ -97,6 +97,21 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
      */
     public abstract long allocate(int length);
 
+    /**
+     * Allocates like {@link #allocate}, from the bump pointer only (see
+     * {@link BlockAllocator#allocateFresh}): for the rebalancer, which lays pairs out in key order.
+     *
+     * @throws UnsupportedOperationException if this manager's slices are never moved
+     */
+    public long allocateFresh(int length) {
+        throw new UnsupportedOperationException(scheme() + " slices are not moved");
+    }
+
+    /** @return true if fresh allocations keep memory bounded now (see {@link BlockAllocator#fewFreeSlices}) */
+    public final boolean fewFreeSlices() {
+        return allocator.fewFreeSlices();
+    }
+
     /** Gives back a slice that was never published, or is no longer reachable by anyone. */
     public abstract void discard(long ref);
 
@@ -166,6 +181,40 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
 
     /** Marks a locked slice deleted (a removal's linearization point) and retires it for reuse. */
     public abstract void deleteLocked(long ref, long locked);
+
+    /** Returned by {@link #beginMove} when a writer holds the slice: it is left where it is. */
+    public static final long BUSY = -3L;
+
+    /**
+     * @return true if the rebalancer may copy published slices of this manager elsewhere and
+     *     delete the originals: for slices that are written, with {@link #beginMove} and
+     *     {@link #endMove}
+     */
+    public boolean movable() {
+        return false;
+    }
+
+    /**
+     * Starts moving a published slice: from now on writers wait (in {@link #lockWrite}) until
+     * {@link #endMove}, while readers go on reading it, so a copy taken now stays the slice's
+     * contents. Does not wait for a writer: a slice being written is not moved.
+     *
+     * @return a token for {@link #endMove}, {@link #GONE} if {@code ref} is not live, or
+     *     {@link #BUSY} if a writer holds it
+     * @throws UnsupportedOperationException if this manager's slices are never moved
+     */
+    public long beginMove(long ref) {
+        throw new UnsupportedOperationException(scheme() + " slices are not moved");
+    }
+
+    /**
+     * Ends a move begun with {@link #beginMove}: if {@code moved}, deletes the slice (its
+     * contents live on elsewhere; readers and waiting writers now find it gone) and retires it for
+     * reuse; otherwise returns it to the state before the move, as if nothing had happened.
+     */
+    public void endMove(long ref, long token, boolean moved) {
+        throw new UnsupportedOperationException(scheme() + " slices are not moved");
+    }
 
     /**
      * Deletes a published slice that is never written (a key the rebalancer dropped).
