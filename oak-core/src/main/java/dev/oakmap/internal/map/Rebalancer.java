@@ -57,7 +57,8 @@ import java.util.function.BooleanSupplier;
  * unsorted entries) into fresh memory, key then value, in key order ({@link #place}): each chunk
  * then holds a few runs laid out in key order, which a scan reads as a few sequential streams.
  * Each pair is copied once, when it first goes through a rebalance; entries that were sorted in
- * their chunk were placed then.
+ * their chunk were placed then. Chunks that grew only at an end (keys arriving in increasing or
+ * decreasing order) are left alone: their pairs arrived, and were allocated, in key order.
  * <ol>
  * <li>Before the copy, {@link SliceManager#beginMove} stops writers of the value (they wait)
  *     but not readers; a value being written is left where it is. The old value stays live
@@ -205,7 +206,8 @@ final class Rebalancer {
             entriesCopied += live.size; // under the lock: no lost update
             if (places) {
                 placing = true;
-                place(live);
+                // chunks that grew only at an end hold pairs that arrived in key order
+                place(live, growth != Growth.APPENDED && growth != Growth.PREPENDED);
             }
             if (growth == Growth.SCATTERED) {
                 replacements = build(c.minKey, c.minPrefix, live, pieces(live.size), ratio);
@@ -249,14 +251,15 @@ final class Rebalancer {
      * Moves the pairs of {@code live} that were not sorted in their chunk (those inserted since it
      * was built, in arrival order) into fresh memory, key then value, one pair after the other in
      * key order, and points {@code live} at the copies (see "Placement"). A value that a writer
-     * holds now, or that is gone, stays where it is, with its key. Moves nothing while the free
-     * lists hold many slices (fresh memory would then grow the map's footprint), and stops moving
-     * (leaving the rest in place) if the map's capacity runs out: placement is an optimization.
+     * holds now, or that is gone, stays where it is, with its key. Moves nothing unless
+     * {@code worthIt}, nor while the free lists hold many slices (fresh memory would then grow
+     * the map's footprint), and stops moving (leaving the rest in place) if the map's capacity
+     * runs out: placement is an optimization.
      */
-    private void place(Entries live) {
+    private void place(Entries live, boolean worthIt) {
         live.prepareMoves();
-        Arrays.fill(live.moveTokens, 0, live.size, SliceManager.GONE);
-        if (!values.fewFreeSlices()) {
+        Arrays.fill(live.moveTokens, 0, live.size, SliceManager.GONE); // every rebalance records (recordMoves)
+        if (!worthIt || !values.fewFreeSlices()) {
             return;
         }
         SliceManager keySlices = keys.slices();
