@@ -479,13 +479,16 @@ final class Report {
         return String.join("; ", parts);
     }
 
+    /** @return {@code v} to three significant digits, with a k or M unit ("1.00 M" for 999,999, not "1.00e+03 k") */
     static String human(double v) {
-        if (v >= 1e6) {
-            return String.format(Locale.ROOT, "%.3g M", v / 1e6);
+        double r = v == 0 || !Double.isFinite(v) ? v
+                : new java.math.BigDecimal(v).round(new java.math.MathContext(3)).doubleValue();
+        if (Math.abs(r) >= 1e6) {
+            return String.format(Locale.ROOT, "%.3g M", r / 1e6);
         }
-        if (v >= 1e3) {
-            return String.format(Locale.ROOT, "%.3g k", v / 1e3);
+        if (Math.abs(r) >= 1e3) {
+            return String.format(Locale.ROOT, "%.3g k", r / 1e3);
         }
-        return String.format(Locale.ROOT, "%.3g", v);
+        return String.format(Locale.ROOT, "%.3g", r);
     }
 }

@@ -27,6 +27,16 @@ class BenchTest {
     private static final byte[] PNG_MAGIC = {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
     @Test
+    void humanNumbersPickTheirUnitAfterRounding() {
+        assertEquals("1.00 M", Report.human(999_999));
+        assertEquals("1.00 k", Report.human(999.9));
+        assertEquals("581 k", Report.human(581_123));
+        assertEquals("1.44 M", Report.human(1_444_000));
+        assertEquals("12.3", Report.human(12.34));
+        assertEquals("0.00", Report.human(0));
+    }
+
+    @Test
     void inProcessRunWritesCsvReportAndCharts(@TempDir Path dir) throws Exception {
         Bench.Outcome r = Bench.run("--workload", "update,get-zc,scan-desc-stream",
                 "--threads", "1,2", "--keys", "2000", "--key-size", "16", "--value-size", "40",
