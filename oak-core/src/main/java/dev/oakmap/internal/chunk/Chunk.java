@@ -110,9 +110,10 @@ import java.util.function.LongPredicate;
  * order (see {@code Rebalancer}, "Placement"). It then records here, before {@link #release()},
  * where each moved value went: the replacement chunk, its entry there and the new value
  * reference ({@link #recordMove}); values it left in place are recorded too, with their own
- * reference, since a later rebalance may move them. The record is written once, under the rebalancer's lock, and
- * read only by threads that saw the chunk released (the volatile {@code released} orders it), so
- * that a zero-copy view of a moved value can follow it ({@link #movedValue}).
+ * reference, since a later rebalance may move them. The record is written once, under the
+ * rebalancer's lock, and read only by threads that saw the chunk released (the volatile
+ * {@code released} orders it), so that a zero-copy view of a moved value can follow it
+ * ({@link #movedValue}).
  */
 public final class Chunk {
     /** The null entry index: the list head, and the end of the list. */

@@ -77,7 +77,10 @@ public final class HeaderlessSlices extends SliceManager {
         return ref;
     }
 
-    /** Reclaimed keys can be copied elsewhere and the originals deleted by the rebalancer; they are never written, so nothing waits. */
+    /**
+     * Reclaimed keys can be copied elsewhere by the rebalancer, which deletes the originals as it
+     * deletes dropped keys; they are never written, so no writer has to wait for a move.
+     */
     @Override
     public boolean movable() {
         return reclaimed;

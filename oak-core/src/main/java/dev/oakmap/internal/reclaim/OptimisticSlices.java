@@ -44,15 +44,16 @@ import java.lang.invoke.VarHandle;
  *     sequence to the next (odd) one, mutate, then store the following even sequence with release
  *     semantics and withdraw the announcement.
  * <li><b>Delete</b>: under the write lock, store DELETED with release semantics, then hand the
- *     slice to the reclaimer.
- * <li><b>Move</b> (the rebalancer laying pairs out in key order): CAS MOVING into a live word with
- *     an even sequence (a slice being written is not moved), copy the bytes, and later either
- *     store DELETED with release semantics and retire the slice (moved: writers that waited now
- *     find it gone and look the key up again) or restore the word as it was (abandoned). The
- *     Nova reclaimer returns it to the allocator only after advancing
+ *     slice to the reclaimer. The Nova reclaimer returns it to the allocator only after advancing
  *     its era and finding no writer announcing it; a reallocated slice gets the new era as its
  *     version, so every stale reference fails its version check. Headers never move: the
  *     allocator reuses a slice only as a slice of the same size and kind.
+ * <li><b>Move</b> (the rebalancer laying pairs out in key order): CAS MOVING into a live word with
+ *     an even sequence (a slice being written is not moved: the mover never waits for user code),
+ *     copy the bytes, and later either store DELETED with release semantics and retire the slice
+ *     as a deletion does (moved: writers that waited now find it gone and look the key up again)
+ *     or restore the word as it was (abandoned; readers that began before the move still
+ *     validate, those that began during it read again).
  * </ul>
  * Versions (the 27 bits of a reference's aux field, kept in a 28-bit field) wrap after 2^27
  * eras; a reference held across that many reclamation rounds could be fooled, which we accept.
