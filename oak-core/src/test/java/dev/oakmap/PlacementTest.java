@@ -308,6 +308,54 @@ class PlacementTest {
         }
     }
 
+    /**
+     * In-place increments racing the moves themselves: keys are inserted one after another (in
+     * random order) while two threads increment the keys inserted so far, so that each key is
+     * incremented around the rebalance that first moves it. A write into a value while it is
+     * being copied would be lost; the sum of the values must equal the increments made.
+     */
+    @ParameterizedTest(name = "seed={0}")
+    @ValueSource(longs = {31, 32, 33})
+    void noIncrementIsLostToAMove(long seed) throws Exception {
+        int n = 3000;
+        List<Integer> order = shuffled(0, n, 1, new Random(seed));
+        java.util.concurrent.atomic.AtomicInteger inserted = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicLong increments = new AtomicLong();
+        try (OakMap<Integer, Long> map = placedMap(TestMaps.LONG_VAL, 8)) {
+            List<TestMaps.Task> tasks = new ArrayList<>();
+            tasks.add(() -> {
+                for (int k : order) {
+                    map.putIfAbsent(k, 0L);
+                    inserted.incrementAndGet();
+                }
+            });
+            for (int t = 0; t < 2; t++) {
+                long s = seed * 7 + t;
+                tasks.add(() -> {
+                    Random rnd = new Random(s);
+                    while (inserted.get() < n) {
+                        int upTo = inserted.get();
+                        if (upTo == 0) {
+                            continue;
+                        }
+                        // mostly the newest keys: those the next rebalances move
+                        int k = order.get(Math.max(0, upTo - 1 - rnd.nextInt(Math.min(upTo, 64))));
+                        map.zc().putIfAbsentComputeIfPresent(k, 1L, b -> b.putLong(0, b.getLong(0) + 1));
+                        increments.incrementAndGet();
+                    }
+                });
+            }
+            TestMaps.runConcurrently("increments seed=" + seed, 120, tasks);
+            long sum = 0;
+            for (long v : map.values()) {
+                sum += v;
+            }
+            assertEquals(increments.get(), sum, "increments lost");
+            assertEquals(n, map.size());
+            assertTrue(map.internal.pairsMoved() > 300, "moves: " + map.internal.pairsMoved());
+        }
+    }
+
     /** An iterator's views of values that a rebalance moves mid-scan keep reading them. */
     @ParameterizedTest(name = "seed={0}")
     @ValueSource(longs = {21, 22})
