@@ -233,8 +233,8 @@ class PlacementTest {
 
     /**
      * Writers increment counters in place and insert and remove noise keys (which keeps the
-     * counters' chunks being rebuilt, and their values moved), while readers hold zero-copy views
-     * of the counters taken once: every read through an old view must succeed and never go back,
+     * counters' chunks being rebuilt, and their values moved), while two readers share zero-copy
+     * views of the counters taken once: every read through an old view must succeed and never go back,
      * and no increment may be lost. A stream scan runs alongside and must see every counter.
      */
     @ParameterizedTest(name = "seed={0}")
@@ -272,9 +272,11 @@ class PlacementTest {
                 });
             }
             List<TestMaps.Task> all = TestMaps.signalWhenDone(writers, done);
-            all.add(() -> {
+            for (int r = 0; r < 2; r++) { // two readers share the views, and may follow a move at once
+                long readerSeed = seed + r;
+                all.add(() -> {
                 long[] last = new long[counters.length];
-                Random rnd = new Random(seed);
+                Random rnd = new Random(readerSeed);
                 while (!done.get()) {
                     int i = rnd.nextInt(counters.length);
                     long v = rnd.nextBoolean() ? views[i].getLong(0) : views[i].transform(b -> b.getLong(0));
@@ -282,7 +284,8 @@ class PlacementTest {
                     last[i] = v;
                     reads.incrementAndGet();
                 }
-            });
+                });
+            }
             all.add(() -> {
                 while (!done.get()) {
                     int seen = 0;
@@ -353,6 +356,56 @@ class PlacementTest {
             assertEquals(increments.get(), sum, "increments lost");
             assertEquals(n, map.size());
             assertTrue(map.internal.pairsMoved() > 300, "moves: " + map.internal.pairsMoved());
+        }
+    }
+
+    /**
+     * A rebalance does not wait for a value that a writer holds: while a zero-copy compute's
+     * function is blocked inside a freshly inserted value (a candidate for moving), another
+     * thread's insertions rebuild that value's chunk and finish; the value stays where it is and
+     * gets the write once the function returns.
+     */
+    @ParameterizedTest(name = "seed={0}")
+    @ValueSource(longs = {41, 42})
+    void aRebalanceDoesNotWaitForAWriter(long seed) throws Exception {
+        Random rnd = new Random(seed);
+        try (OakMap<Integer, Long> map = placedMap(TestMaps.LONG_VAL, 8)) {
+            for (int k : shuffled(0, 400, 4, rnd)) {
+                map.put(k, (long) k);
+            }
+            int held = 201; // lands among sorted entries: unsorted until its chunk is rebuilt
+            map.put(held, 0L);
+            java.util.concurrent.CountDownLatch inside = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+            Thread writer = new Thread(() -> map.zc().computeIfPresent(held, b -> {
+                inside.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                b.putLong(0, 7L);
+            }));
+            writer.start();
+            try {
+                assertTrue(inside.await(10, java.util.concurrent.TimeUnit.SECONDS));
+                long before = map.internal.pairsMoved();
+                java.util.concurrent.Future<?> inserts = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()
+                        .submit(() -> {
+                            for (int k = 190; k < 212; k++) { // the held value's neighbours: its chunk is rebuilt
+                                if (k != held) { // (a read of the held value itself waits for the writer)
+                                    map.putIfAbsent(k, (long) k);
+                                }
+                            }
+                        });
+                inserts.get(30, java.util.concurrent.TimeUnit.SECONDS); // a rebalance waiting for the writer would hang here
+                assertTrue(map.internal.pairsMoved() > before, "the neighbours' rebalances moved nothing");
+            } finally {
+                release.countDown();
+                writer.join(10_000);
+            }
+            assertEquals(7L, map.get(held));
+            assertEquals(7L, map.zc().get(held).getLong(0));
         }
     }
 

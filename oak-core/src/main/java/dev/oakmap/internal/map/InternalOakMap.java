@@ -166,21 +166,23 @@ public final class InternalOakMap<K, V> {
     }
 
     public boolean containsKey(K key) {
-        return liveRef(key, null) != Refs.NULL;
+        return liveValue(key, false) != null;
     }
 
     /** Zero-copy get: a view of the value, or null. */
     public OakUnscopedBuffer getValueView(K key) {
-        SliceView view = new SliceView(this, values, Refs.NULL, "value");
-        return liveRef(key, view) == Refs.NULL ? null : view;
+        return (OakUnscopedBuffer) liveValue(key, true);
     }
 
+    /** What {@link #liveValue} returns for a live mapping when no view is wanted. */
+    private static final Object PRESENT = new Object();
+
     /**
-     * @param view if not null, positioned on the value found (with the chunk and entry it was
-     *     found in, so that it can follow a move)
-     * @return the live value reference of {@code key}, or {@link Refs#NULL}
+     * @param wantView whether to return a view of the value found (created only then, so that a
+     *     miss allocates nothing); it knows the chunk and entry it was found in, to follow a move
+     * @return null if {@code key} has no live mapping; else the view, or {@link #PRESENT}
      */
-    private long liveRef(K key, SliceView view) {
+    private Object liveValue(K key, boolean wantView) {
         checkOpen();
         Objects.requireNonNull(key, "key");
         long kp = keys.prefix(key);
@@ -192,20 +194,22 @@ public final class InternalOakMap<K, V> {
                     continue;
                 }
                 if (ei == Chunk.NONE) {
-                    return Refs.NULL;
+                    return null;
                 }
                 long ref = c.valueRef(ei);
                 if (ref == Refs.NULL) {
-                    return Refs.NULL;
+                    return null;
                 }
                 if (values.isLive(ref)) {
-                    if (view != null) {
-                        view.position(ref, SliceManager.NO_TOKEN, c, ei);
+                    if (!wantView) {
+                        return PRESENT;
                     }
-                    return ref;
+                    SliceView view = new SliceView(this, values, ref, "value");
+                    view.position(ref, SliceManager.NO_TOKEN, c, ei);
+                    return view;
                 }
                 if (goneForGood(c, ei, ref)) {
-                    return Refs.NULL;
+                    return null;
                 }
             }
         } catch (IllegalStateException e) {

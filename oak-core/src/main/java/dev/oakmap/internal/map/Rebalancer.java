@@ -132,7 +132,8 @@ final class Rebalancer {
      */
     Rebalancer(ChunkIndex index, KeyOps<?> keys, SliceManager values, KeyHazards hazards, int capacity, double ratio,
                boolean placePairs, BooleanSupplier closed) {
-        this.places = placePairs && values.movable() && keys.reclaims() && keys.slices().movable();
+        // movable keys are reclaimed ones, so the dropped-keys buffer that finishMoves fills exists
+        this.places = placePairs && values.movable() && keys.slices().movable();
         this.index = index;
         this.keys = keys;
         this.values = values;

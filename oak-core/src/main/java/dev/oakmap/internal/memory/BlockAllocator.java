@@ -122,7 +122,7 @@ public final class BlockAllocator {
      * @throws OakOutOfMemoryException if the capacity is exhausted
      */
     public long allocate(long size, Kind kind) {
-        long bytes = Refs.alignGranule(Math.max(size, 8));
+        long bytes = slotBytes(size);
         long ref = popFree(bytes, kind);
         if (ref == Refs.NULL) {
             ref = bump(bytes);
@@ -140,7 +140,7 @@ public final class BlockAllocator {
      * @throws OakOutOfMemoryException if the capacity is exhausted
      */
     public long allocateFresh(long size) {
-        long bytes = Refs.alignGranule(Math.max(size, 8));
+        long bytes = slotBytes(size);
         long ref = bump(bytes);
         used.add(bytes);
         return ref;
@@ -155,9 +155,14 @@ public final class BlockAllocator {
         return free.sum() <= used.sum() / 8;
     }
 
+    /** @return the bytes a slice of {@code size} bytes takes: at least 8, rounded up to {@link Refs#GRANULE} */
+    private static long slotBytes(long size) {
+        return Refs.alignGranule(Math.max(size, 8));
+    }
+
     /** Returns a slice of {@code size} bytes (the size it was allocated with) for reuse. */
     public void free(long ref, long size, Kind kind) {
-        long bytes = Refs.alignGranule(Math.max(size, 8));
+        long bytes = slotBytes(size);
         long clean = Refs.withAux(ref, 0);
         used.add(-bytes);
         free.add(bytes);
