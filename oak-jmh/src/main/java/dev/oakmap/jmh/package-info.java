@@ -10,7 +10,9 @@
  *   <li>{@link dev.oakmap.jmh.KeyCompareBench}: serialized key comparison on memory segments;</li>
  *   <li>{@link dev.oakmap.jmh.NavigationBench}: first/last keys, ceiling, and queue and stack use;</li>
  *   <li>{@link dev.oakmap.jmh.SegmentAccessBench}: not the map, a probe of a scan step's off-heap
- *       reads through per-block segments and through one segment.</li>
+ *       reads through per-block segments and through one segment;</li>
+ *   <li>{@link dev.oakmap.jmh.MemoryFloorBench}: not the map, the machine's memory floors (a miss's
+ *       latency, independent and sequential lines, a random 1 KB copy) that bound any scan.</li>
  * </ul>
  * The map benchmarks share {@link dev.oakmap.jmh.Data}: {@code pairs} pairs of 100-byte random keys and
  * 1000-byte values (the Oak papers' sizes), ingested before measuring (in random order, or in key
