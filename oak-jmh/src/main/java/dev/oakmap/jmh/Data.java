@@ -49,6 +49,24 @@ public final class Data {
         }
     }
 
+    /**
+     * @return {@code 0..n-1} in an order drawn from {@code random} (Fisher-Yates, from the top),
+     *     for probes that lay data out at shuffled places
+     */
+    static int[] permutation(int n, SplittableRandom random) {
+        int[] p = new int[n];
+        for (int i = 0; i < n; i++) {
+            p[i] = i;
+        }
+        for (int i = n - 1; i > 0; i--) {
+            int j = random.nextInt(i + 1);
+            int t = p[i];
+            p[i] = p[j];
+            p[j] = t;
+        }
+        return p;
+    }
+
     private static long mix(long z) {
         z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
         z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;

@@ -58,7 +58,7 @@ public class MemoryFloorBench {
         /** Size of the off-heap region, in MiB. */
         @Param("1024")
         public int regionMiB;
-        /** Bytes copied by {@link #randomCopy}. */
+        /** Bytes copied by {@link MemoryFloorBench#randomCopy}. */
         @Param("1000")
         public int copyBytes;
 
@@ -75,16 +75,7 @@ public class MemoryFloorBench {
             long lines = size / LINE;
             SplittableRandom random = new SplittableRandom(42);
             // one random cycle through every line: each line holds the offset of the next
-            int[] order = new int[(int) lines];
-            for (int i = 0; i < order.length; i++) {
-                order[i] = i;
-            }
-            for (int i = order.length - 1; i > 0; i--) {
-                int j = random.nextInt(i + 1);
-                int t = order[i];
-                order[i] = order[j];
-                order[j] = t;
-            }
+            int[] order = Data.permutation((int) lines, random);
             for (int i = 0; i < order.length; i++) {
                 long next = (long) order[(i + 1) % order.length] * LINE;
                 segment.set(ValueLayout.JAVA_LONG, (long) order[i] * LINE, next);

@@ -75,17 +75,7 @@ public class SegmentAccessBench {
                 blocks[b] = arena.allocate(BLOCK, 64);
             }
             whole = arena.allocate(BLOCK * count, 64);
-            int[] place = new int[pairs];
-            for (int i = 0; i < pairs; i++) {
-                place[i] = i;
-            }
-            SplittableRandom r = new SplittableRandom(3);
-            for (int i = pairs - 1; i > 0; i--) {
-                int j = r.nextInt(i + 1);
-                int t = place[i];
-                place[i] = place[j];
-                place[j] = t;
-            }
+            int[] place = Data.permutation(pairs, new SplittableRandom(3));
             refs = new long[pairs];
             offsets = new long[pairs];
             for (int i = 0; i < pairs; i++) {
