@@ -21,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentNavigableMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -993,6 +994,84 @@ class MisuseTest {
         });
         cases.put("close again is a no-op", map::close);
         runCases("use after close", cases, () -> { });
+    }
+
+    /**
+     * Serializers that close their map in the middle of their work: the close another thread may do
+     * at any moment, made certain. The serializer's next access to the map's memory fails, and the
+     * caller must see {@link OakClosedException}, not a serialization failure blamed on the
+     * serializer (CI once saw {@code OakSerializationException: serializer threw:
+     * IllegalStateException: Already closed} from a put racing close), and not an arena exception.
+     */
+    @Test
+    void closeInsideASerializerIsReportedAsClosed() {
+        AtomicReference<OakMap<Integer, Long>> target =
+                new AtomicReference<>();
+        long closer = -7L;
+        OakSerializer<Long> closingValues = new OakSerializer<>() {
+            @Override
+            public void serialize(Long v, OakScopedWriteBuffer buffer) {
+                if (v == closer) {
+                    target.get().close();
+                }
+                buffer.putLong(0, v);
+            }
+
+            @Override
+            public Long deserialize(OakScopedReadBuffer buffer) {
+                long first = buffer.getLong(0);
+                if (first == 1L) { // the mapping of key 1 closes the map while being read
+                    target.get().close();
+                }
+                return buffer.getLong(0);
+            }
+
+            @Override
+            public int calculateSize(Long v) {
+                return 8;
+            }
+        };
+        int closingKey = 99;
+        OakSerializer<Integer> closingKeys = new OakSerializer<>() {
+            @Override
+            public void serialize(Integer k, OakScopedWriteBuffer buffer) {
+                if (k == closingKey) {
+                    target.get().close();
+                }
+                TestMaps.INT_KEY.serialize(k, buffer);
+            }
+
+            @Override
+            public Integer deserialize(OakScopedReadBuffer buffer) {
+                return TestMaps.INT_KEY.deserialize(buffer);
+            }
+
+            @Override
+            public int calculateSize(Integer k) {
+                return 4;
+            }
+        };
+        Map<String, Consumer<OakMap<Integer, Long>>> cases = new java.util.LinkedHashMap<>();
+        cases.put("put of a value whose serializer closes", m -> m.put(2, closer));
+        cases.put("replace of a value whose serializer closes", m -> m.replace(3, closer));
+        cases.put("merge of a value whose serializer closes", m -> m.merge(3, 0L, (a, b) -> closer));
+        cases.put("insertion of a key whose serializer closes", m -> m.put(closingKey, 5L));
+        cases.put("copying get whose deserializer closes", m -> m.get(1));
+        cases.put("copying scan whose deserializer closes", m -> m.values().forEach(v -> { }));
+        cases.put("zc transform whose deserializer closes", m -> m.zc().get(1).transform(closingValues::deserialize));
+        Map<String, Executable> runs = new java.util.LinkedHashMap<>();
+        for (Map.Entry<String, Consumer<OakMap<Integer, Long>>> c : cases.entrySet()) {
+            runs.put(c.getKey(), () -> {
+                OakMap<Integer, Long> map = longMap(closingKeys, closingValues, TestMaps.INT_CMP);
+                target.set(map);
+                for (int k = 1; k <= 50; k++) {
+                    map.put(k, (long) k);
+                }
+                assertClosed(c.getKey(), () -> c.getValue().accept(map));
+                assertClosed(c.getKey() + ", then get", () -> map.get(5));
+            });
+        }
+        runCases("close inside a serializer", runs, () -> { });
     }
 
     @ParameterizedTest(name = "seed={0}")

@@ -36,7 +36,7 @@ public final class Codec {
             throw new OakSerializationException("serializer wrote beyond the " + length
                     + " bytes that calculateSize promised", e);
         } catch (RuntimeException e) {
-            throw new OakSerializationException("serializer threw: " + e, e);
+            throw freedUnder(segment) ? memoryGone(e) : new OakSerializationException("serializer threw: " + e, e);
         } finally {
             buffer.close();
         }
@@ -47,8 +47,27 @@ public final class Codec {
         SliceBuffer buffer = new SliceBuffer(segment, base, length, false);
         try {
             return serializer.deserialize(buffer);
+        } catch (RuntimeException e) {
+            throw freedUnder(segment) ? memoryGone(e) : e;
         } finally {
             buffer.close();
         }
+    }
+
+    /**
+     * Whether {@code e} may come from the memory itself going away while the serializer ran (the
+     * map was closed by another thread, which closes its blocks' arenas): then the failure is not
+     * the serializer's fault, whatever it wrapped the arena's exception in.
+     */
+    private static boolean freedUnder(MemorySegment segment) {
+        return !segment.scope().isAlive();
+    }
+
+    /**
+     * @return the failure as a plain {@link IllegalStateException}, the type callers translate into
+     *     {@link dev.oakmap.OakClosedException} when the map is closed
+     */
+    private static IllegalStateException memoryGone(RuntimeException e) {
+        return e instanceof IllegalStateException ise ? ise : new IllegalStateException("off-heap memory freed during (de)serialization", e);
     }
 }
