@@ -4,6 +4,7 @@ import dev.oakmap.OakUnscopedBuffer;
 import dev.oakmap.internal.chunk.Chunk;
 import dev.oakmap.internal.chunk.KeyOps;
 import dev.oakmap.internal.chunk.StaleKeyException;
+import dev.oakmap.internal.memory.BlockAllocator;
 import dev.oakmap.internal.memory.Refs;
 import dev.oakmap.internal.reclaim.SliceManager;
 
@@ -70,6 +71,18 @@ import java.util.Arrays;
  * cursor when it re-locates and by the user's view, whatever is removed meanwhile; the view
  * ({@link ScanKeyView}) therefore reads the slice without validating. When the scan ends, its
  * protection ends too, and the view is moved onto a copy of the last key.
+ *
+ * <h2>Look-ahead</h2>
+ * In a map larger than the caches every pair's key and value are misses at random places, and a
+ * step that waits for them costs a full miss. The entries array names the pairs ahead, so the
+ * cursor touches their lines in batches ({@link #prefetchAhead}, {@link #prefetchBelow}): a load
+ * of each line, nothing more, so that many misses are in flight together and the steps that
+ * follow find their lines cached. A load cannot retire before its line arrives, so how many
+ * misses overlap depends on how few instructions sit between the touches: the positions of the
+ * lines are computed first ({@link #gather}), while nothing is outstanding, and the touches then
+ * read them through the one segment over the block region ({@link BlockAllocator#touchRegion}),
+ * whose checks the compiler folds. Touches are hints: a stale reference or a freed block costs
+ * speed, never correctness, and never a fault.
  */
 public final class Cursor<K, V> {
     private final InternalOakMap<K, V> map;
@@ -88,6 +101,8 @@ public final class Cursor<K, V> {
     private final boolean descending;
     /** Whether this scan touches the slices of entries ahead of it (see {@link #LOOK_AHEAD_FROM}). */
     private final boolean lookAhead;
+    /** Whether look-ahead touches lines by their block-region positions ({@link #gather}). */
+    private final boolean touchesByPosition;
 
     private Chunk chunk;
     private boolean started;
@@ -171,6 +186,7 @@ public final class Cursor<K, V> {
         this.hiInclusive = hiInclusive;
         this.descending = descending;
         this.lookAhead = AHEAD > 0 && map.scansLookAhead();
+        this.touchesByPosition = valueSlices.touchesByPosition() && keySlices.touchesByPosition();
     }
 
     /**
@@ -590,9 +606,9 @@ public final class Cursor<K, V> {
     /** Written by prefetches so the JIT keeps their loads; never read for its value. */
     private long prefetchSink;
     /**
-     * Value and key references gathered for touching, in pairs; flushed by {@link #touchGathered}
-     * when full, so a batch larger than {@link #GATHER_PAIRS} is touched in parts. Allocated at
-     * the first look-ahead.
+     * What {@link #gather} recorded for touching: line positions in the block region, or value
+     * and key references in pairs. Flushed by {@link #touchGathered} when full, so a batch larger
+     * than {@link #GATHER_PAIRS} pairs is touched in parts. Allocated at the first look-ahead.
      */
     private long[] gatheredRefs = NO_REFS;
     private int gathered;
@@ -729,11 +745,12 @@ public final class Cursor<K, V> {
     }
 
     /**
-     * Records the value and key references of entry {@code ei}, to be touched by
-     * {@link #touchGathered}. Gathering walks only on-heap arrays, which are cached, so the
-     * off-heap loads that follow are independent of each other and issued back to back. (Fewer
-     * instructions between them did not measure faster: touching a key's lines with one bulk copy
-     * instead of one access per line gave the same scan speed on our 2-core host.)
+     * Records what entry {@code ei} needs touched, for {@link #touchGathered}: with the block
+     * region ({@link SliceManager#touchesByPosition}), the region position of every cache line to
+     * touch; otherwise its value and key references. Gathering walks only on-heap arrays, which
+     * are cached, and runs while no touch is outstanding, so its instructions cost no overlap.
+     * With positions, the touches that follow are back-to-back loads and nothing else, which is
+     * what lets many of their misses be in flight at once (see {@link #prefetchAhead}).
      */
     private void gather(Chunk c, int ei) {
         if (ei == Chunk.NONE) {
@@ -743,37 +760,107 @@ public final class Cursor<K, V> {
         if (v == Refs.NULL) {
             return;
         }
-        if (gathered + 2 > gatheredRefs.length) {
+        int room = touchesByPosition ? LINES_PER_PAIR : 2;
+        if (gathered + room > gatheredRefs.length) {
             if (gatheredRefs.length == 0) {
-                gatheredRefs = new long[2 * GATHER_PAIRS];
+                gatheredRefs = new long[room * GATHER_PAIRS];
             } else {
                 touchGathered();
             }
         }
-        gatheredRefs[gathered++] = v;
-        gatheredRefs[gathered++] = c.keyRef(ei);
+        if (touchesByPosition) {
+            gatherLines(v, c.keyRef(ei));
+        } else {
+            gatheredRefs[gathered++] = v;
+            gatheredRefs[gathered++] = c.keyRef(ei);
+        }
     }
 
     /**
-     * Touches, for every gathered entry, the value's header and first data word, and every cache
-     * line of the key (up to {@link #KEY_TOUCH_LIMIT} bytes; key lengths come from a hint, see
-     * {@link KeyOps#typicalSpan}), then forgets them. A key of 100 bytes after its header spans
-     * three lines for most alignments, and the per-step key copy reads all of them: a line left
-     * untouched here was a miss on every other step (measured with a single-threaded scan probe
-     * over 1M pairs: 220 to 175 ns per pair).
+     * Records the region positions of the lines of value {@code v} and key {@code k} that
+     * {@link #touchGathered} must touch: the lines {@link #touchLines} describes.
+     */
+    private void gatherLines(long v, long k) {
+        long[] lines = gatheredRefs;
+        int n = gathered;
+        int valueHeader = valueSlices.headerBytes();
+        long vp = BlockAllocator.regionPosition(v);
+        lines[n++] = vp;
+        if (crossesLine(v, valueHeader)) { // the first data byte, on the next line
+            lines[n++] = vp + valueHeader;
+        }
+        long kp = BlockAllocator.regionPosition(k);
+        lines[n++] = kp;
+        long lastKeyByte = lastKeyByteTouched();
+        if (keyStartOnly()) {
+            if (crossesLine(k, lastKeyByte)) {
+                lines[n++] = kp + lastKeyByte;
+            }
+        } else {
+            for (long at = CACHE_LINE; at < lastKeyByte + CACHE_LINE; at += CACHE_LINE) {
+                lines[n++] = kp + Math.min(at, lastKeyByte);
+            }
+        }
+        gathered = n;
+    }
+
+    /**
+     * Whether only a key's start is read at each step: in-place keys are read only by the user,
+     * who may read only the start (with a copy, ours or a key view's, every line is read; with an
+     * upper bound, comparisons read the whole key anyway).
+     */
+    private boolean keyStartOnly() {
+        return keysInPlace && !wholeKeysRead;
+    }
+
+    /** @return the last byte of a key slice that look-ahead touches (see {@link #touchLines}) */
+    private long lastKeyByteTouched() {
+        return keyStartOnly() ? keySlices.headerBytes() : Math.min(keys.typicalSpan(), KEY_TOUCH_LIMIT) - 1;
+    }
+
+    /**
+     * Touches what {@link #gather} recorded, then forgets it. The lines touched per entry
+     * (<em>touch lines</em>): the value's header and first data word, and the key's first line
+     * and, when the whole key is read, every line of it (up to {@link #KEY_TOUCH_LIMIT} bytes;
+     * key lengths come from a hint, see {@link KeyOps#typicalSpan}). A key of 100 bytes after its
+     * header spans three lines for most alignments, and the per-step key copy reads all of them:
+     * a line left untouched here was a miss on every other step (measured with a single-threaded
+     * scan probe over 1M pairs: 220 to 175 ns per pair).
      */
     private void touchGathered() {
+        if (touchesByPosition) {
+            touchPositions();
+        } else {
+            touchThroughSegments();
+        }
+        gathered = 0;
+    }
+
+    /**
+     * The touches through the block region: one load per gathered line and nothing else between
+     * them. Against touches through each block's segment ({@link #touchThroughSegments}), on
+     * 1M pairs of 100 B / 1 KB: stream scans 68-82 against 92-97 ns a pair ascending, 81-96
+     * against 104-111 descending (ScanBench, alternated runs).
+     */
+    private void touchPositions() {
+        long[] lines = gatheredRefs;
+        int n = gathered;
+        long sink = 0;
+        for (int i = 0; i < n; i++) {
+            sink += BlockAllocator.touchRegion(lines[i]);
+        }
+        prefetchSink += sink;
+    }
+
+    /** The touches where blocks are not in the region: through each slice's segment. */
+    private void touchThroughSegments() {
         long[] refs = gatheredRefs;
         int n = gathered;
         SliceManager valueSlices = this.valueSlices;
         SliceManager keySlices = this.keySlices;
         int valueHeader = valueSlices.headerBytes();
-        // in-place keys are read only by the user, who may read only the start: touch that much
-        // (with a copy, ours or a key view's, every line; with an upper bound, comparisons read
-        // the whole key anyway)
-        boolean keyStartOnly = keysInPlace && !wholeKeysRead;
-        long lastKeyByte = keyStartOnly ? keySlices.headerBytes()
-                : Math.min(keys.typicalSpan(), KEY_TOUCH_LIMIT) - 1;
+        boolean keyStartOnly = keyStartOnly();
+        long lastKeyByte = lastKeyByteTouched();
         long sink = 0;
         for (int i = 0; i < n; i += 2) {
             sink += valueSlices.touch(refs[i], 0) + keySlices.touch(refs[i + 1], 0);
@@ -796,7 +883,6 @@ public final class Cursor<K, V> {
                 }
             }
         }
-        gathered = 0;
         prefetchSink += sink;
     }
 
@@ -812,6 +898,8 @@ public final class Cursor<K, V> {
 
     /** Bytes of a key slice that look-ahead touches at most. */
     private static final int KEY_TOUCH_LIMIT = 4 * CACHE_LINE;
+    /** The most lines {@link #gatherLines} records for one pair. */
+    private static final int LINES_PER_PAIR = 2 + KEY_TOUCH_LIMIT / CACHE_LINE + 1;
 
     private void prefetchEntry(int ei) {
         prefetchEntry(chunk, ei);

@@ -4,11 +4,13 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * One large off-heap region, owned by its own shared {@link Arena} so that it can be unmapped
- * (returned to the operating system) on its own. Mapped with page-size advice where native
- * access is enabled ({@link NativeMemory}), else allocated by the arena. Every access to it goes through
+ * One large off-heap region, owned by its own shared {@link Arena} so that it can be returned to
+ * the operating system on its own. Mapped with page-size advice where native access is enabled
+ * ({@link NativeMemory}): into its id's slot of the block region for the shared pool, else as a
+ * mapping of its own; otherwise allocated by the arena. Every access to it goes through
  * {@link #segment}, which is bounds-checked: a bad offset is an exception, never a crash, and an
- * access after the block was freed fails with {@link IllegalStateException}.
+ * access after the block was freed fails with {@link IllegalStateException}. (Only look-ahead
+ * touches read a slotted block through the region instead, see {@link BlockAllocator#touch}.)
  */
 public final class Block {
     /** Identifier packed into references (1..{@link Refs#MAX_BLOCK_ID}). */
@@ -20,11 +22,13 @@ public final class Block {
     /**
      * @param populate fault the pages in now rather than on first use
      * @param huge use huge pages rather than small ones (see {@link NativeMemory#map})
+     * @param slotted map the block into its id's slot of the region ({@link NativeMemory#mapSlot})
      */
-    Block(int id, long size, boolean populate, boolean huge) {
+    Block(int id, long size, boolean populate, boolean huge, boolean slotted) {
         this.id = id;
         this.arena = Arena.ofShared();
-        MemorySegment mapped = NativeMemory.map(size, arena, populate, huge);
+        MemorySegment mapped = slotted ? NativeMemory.mapSlot(id, size, arena, populate, huge)
+                : NativeMemory.map(size, arena, populate, huge);
         this.segment = mapped != null ? mapped : arena.allocate(size, 4096);
     }
 
@@ -33,7 +37,10 @@ public final class Block {
         return segment.byteSize();
     }
 
-    /** Unmaps the block. Concurrent readers then get {@link IllegalStateException}. */
+    /**
+     * Gives the block's memory back (unmapped, or discarded in its slot). Concurrent readers then
+     * get {@link IllegalStateException}.
+     */
     void free() {
         arena.close();
     }

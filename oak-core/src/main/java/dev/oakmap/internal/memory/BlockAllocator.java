@@ -68,6 +68,8 @@ public final class BlockAllocator {
     static final long MAP_AHEAD_MIN_BLOCK = 1L << 20;
 
     private final BlockPool pool;
+    /** Whether this allocator's blocks lie in the block region ({@link BlockPool#slotted()}). */
+    private final boolean slotted;
     private final long blockSize;
     private final long capacity;
     private final MemorySegment[] segments = new MemorySegment[Refs.MAX_BLOCK_ID + 1];
@@ -111,6 +113,7 @@ public final class BlockAllocator {
             throw new IllegalArgumentException("capacity must be positive: " + capacity);
         }
         this.pool = pool;
+        this.slotted = pool.slotted();
         this.blockSize = Refs.alignGranule(blockSize);
         this.capacity = capacity;
     }
@@ -172,6 +175,49 @@ public final class BlockAllocator {
     /** @return the segment of the block that {@code ref} points into */
     public MemorySegment segment(long ref) {
         return segments[Refs.blockId(ref)];
+    }
+
+    /**
+     * Reads byte {@code at} of the slice {@code ref} to bring its cache line in ahead of use: a
+     * hint that never fails. Through the block region when the blocks lie there (a few
+     * instructions, see {@link NativeMemory}), else through the block's segment if the byte is
+     * within it. A stale reference, or a block freed meanwhile, yields some byte or zero.
+     *
+     * @param at bytes from the slice's start; any value (one beyond the slot's reach reads nothing)
+     */
+    public byte touch(long ref, long at) {
+        if (slotted) {
+            return at >= 0 && at < Refs.MAX_BLOCK_SIZE ? touchRegion(regionPosition(ref) + at) : 0;
+        }
+        MemorySegment seg = segment(ref);
+        long off = Refs.offset(ref) + at;
+        return off < seg.byteSize() ? seg.get(java.lang.foreign.ValueLayout.JAVA_BYTE, off) : 0;
+    }
+
+    /**
+     * @return true if this allocator's blocks lie in the block region, so that their bytes can
+     *     be touched by position ({@link #regionPosition}, {@link #touchRegion})
+     */
+    public boolean slotted() {
+        return slotted;
+    }
+
+    /**
+     * @return the position in the block region of the slice {@code ref}'s first byte (meaningful
+     *     only if {@link #slotted()}); a cache line's position is that of its bytes in the slice,
+     *     as slots start on huge-page boundaries
+     */
+    public static long regionPosition(long ref) {
+        return NativeMemory.slotPosition(Refs.blockId(ref)) + Refs.offset(ref);
+    }
+
+    /**
+     * Reads the byte at {@code position} of the block region, to bring its line into the caches;
+     * the result is meaningless. Never fails for a position from {@link #regionPosition} plus less
+     * than {@link Refs#MAX_BLOCK_SIZE}, whatever the block's state (see {@link NativeMemory}).
+     */
+    public static byte touchRegion(long position) {
+        return NativeMemory.touchRegion(position);
     }
 
     /** @return the segment of block {@code blockId} */

@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  */
 public final class BlockPool {
 
-    private static final BlockPool SHARED = new BlockPool();
+    private static final BlockPool SHARED = new BlockPool(NativeMemory.regionAvailable());
 
     /** @return the pool shared by every map of this process */
     public static BlockPool shared() {
@@ -27,6 +27,28 @@ public final class BlockPool {
     private final boolean[] taken = new boolean[Refs.MAX_BLOCK_ID + 1];
     private final AtomicLong reserved = new AtomicLong();
     private int nextIdHint = 1; // guarded by this
+    /**
+     * Whether blocks go into their ids' slots of the block region ({@link NativeMemory}). Only
+     * one pool may: slots are indexed by id, and ids are unique only within a pool.
+     */
+    private final boolean slotted;
+
+    /** A pool whose blocks are mapped one by one (for tests: only the shared pool uses the region). */
+    BlockPool() {
+        this(false);
+    }
+
+    private BlockPool(boolean slotted) {
+        this.slotted = slotted;
+    }
+
+    /**
+     * @return true if this pool's blocks lie in the block region, so that
+     *     {@link NativeMemory#touchRegion} may read them
+     */
+    boolean slotted() {
+        return slotted;
+    }
 
     /**
      * Maps a new block. Only the choice of an id holds the pool's lock: mapping and faulting in
@@ -45,7 +67,7 @@ public final class BlockPool {
         int id = takeId();
         Block block;
         try {
-            block = new Block(id, size, populate, huge);
+            block = new Block(id, size, populate, huge, slotted);
         } catch (RuntimeException | Error e) {
             giveBackId(id);
             throw e;

@@ -233,15 +233,17 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
     /**
      * Reads, with no ordering, byte {@code at} of slice {@code ref} (counted from the slice's
      * start, header included), only to bring its cache line in early: scans touch the slices of
-     * the next entries in one batch so that their misses overlap. A byte access needs no
-     * alignment check, the cheapest checked access there is. The result is meaningless.
-     * {@code at} may be a guess (a typical length): an address beyond the block is skipped, and
-     * reading another slice's line is harmless.
+     * the next entries in one batch so that their misses overlap ({@link BlockAllocator#touch}).
+     * The result is meaningless. {@code at} may be a guess (a typical length): reading beyond the
+     * slice, or beyond its block, is harmless.
      */
     public final long touch(long ref, long at) {
-        MemorySegment seg = allocator.segment(ref);
-        long off = Refs.offset(ref) + at;
-        return off < seg.byteSize() ? seg.get(java.lang.foreign.ValueLayout.JAVA_BYTE, off) : 0;
+        return allocator.touch(ref, at);
+    }
+
+    /** @return true if slices can be touched by their block-region positions ({@link BlockAllocator#slotted}) */
+    public final boolean touchesByPosition() {
+        return allocator.slotted();
     }
 
     /**

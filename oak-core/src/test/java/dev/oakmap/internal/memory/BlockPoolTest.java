@@ -48,6 +48,50 @@ class BlockPoolTest {
                 "a released block is never read (no crash: an exception)");
     }
 
+    /**
+     * The shared pool maps blocks into the block region (tests run with native access on Linux):
+     * a touch by region position reads the block's bytes; after the block is released its own
+     * segment fails with an exception, its pages go back to the OS, and touches of it, or of any
+     * position a reference can name, read without failing (zeros once discarded).
+     */
+    @Test
+    @EnabledOnOs(OS.LINUX)
+    void sharedPoolBlocksLieInTheRegionAndStayTouchableAfterRelease() throws IOException {
+        assertTrue(NativeMemory.regionAvailable(), "tests run with native access: the block region is reserved");
+        BlockPool pool = BlockPool.shared();
+        assertTrue(pool.slotted(), "the shared pool uses the region");
+        assertFalse(new BlockPool().slotted(), "no other pool does: ids are unique only within a pool");
+        long size = 64L << 20;
+        Block b = pool.allocate(size, false, false);
+        long ref = Refs.encode(b.id, 4096, 0);
+        long position = BlockAllocator.regionPosition(ref);
+        b.segment.set(ValueLayout.JAVA_BYTE, 4096, (byte) 42);
+        b.segment.set(ValueLayout.JAVA_BYTE, 4096 + 200, (byte) 7);
+        assertEquals(42, BlockAllocator.touchRegion(position), "a touch reads the slice's byte");
+        assertEquals(7, BlockAllocator.touchRegion(position + 200), "and the bytes after it");
+        assertEquals(0, position & 63, "a slice's line position is its offset's: slots are line-aligned");
+        for (long off = 0; off < size; off += 4096) {
+            b.segment.set(ValueLayout.JAVA_LONG, off, off + 1); // commit every page
+        }
+        long rss1 = rssBytes();
+        pool.release(b);
+        long rss2 = rssBytes();
+        assertTrue(rss1 - rss2 > size * 9 / 10, "a released slot's pages were returned: " + (rss1 - rss2));
+        assertThrows(IllegalStateException.class, () -> b.segment.get(ValueLayout.JAVA_LONG, 0),
+                "a released block is never read through its segment");
+        assertEquals(0, BlockAllocator.touchRegion(position), "a discarded slot reads as zeros, no fault");
+        long last = Refs.encode(Refs.MAX_BLOCK_ID, Refs.MAX_BLOCK_SIZE - Refs.GRANULE, 0);
+        assertEquals(0, BlockAllocator.touchRegion(BlockAllocator.regionPosition(last) + 4096),
+                "the farthest position a reference names, plus a touch's reach, is inside the region");
+        Block again = pool.allocate(size, false, false);
+        try {
+            assertEquals(0L, again.segment.get(ValueLayout.JAVA_LONG, 0), "a reused slot starts zeroed");
+            assertEquals(0L, again.segment.get(ValueLayout.JAVA_LONG, size - 8));
+        } finally {
+            pool.release(again);
+        }
+    }
+
     /** A populated block is committed when mapped; a lazy one only as its pages are touched. */
     @Test
     @EnabledOnOs(OS.LINUX)
