@@ -37,7 +37,15 @@ import java.util.concurrent.TimeUnit;
  *       and the value header after it span about that much);</li>
  *   <li>{@link #sequentialLine}: one line after another, where the hardware prefetcher helps;</li>
  *   <li>{@link #randomCopy}: {@code copyBytes} bytes from a random place into a heap array, which
- *       a copying (legacy API) read of a value does once per pair.</li>
+ *       a copying (legacy API) read of a value does once per pair;</li>
+ *   <li>{@link #paddedLine}: {@link #independentLine} with {@code pad} short steps of arithmetic
+ *       after each load. A load cannot retire before its line arrives, so the instructions
+ *       behind the oldest miss fill the reorder buffer, and the more of them sit between loads,
+ *       the fewer misses are in flight: a look-ahead touch must be as short as it can be;</li>
+ *   <li>{@link #blockSegmentLine}: {@link #independentLine} over the same amount of memory split
+ *       into 8 MiB blocks with an arena each, every load through its block's segment taken from
+ *       an array, as touches through Oak's blocks did: the segment's checks (scope, bounds,
+ *       address) on every load are such instructions.</li>
  * </ul>
  * Scores are per line or per copy. Run with {@code bin/jmh MemoryFloorBench}.
  */
@@ -90,6 +98,46 @@ public class MemoryFloorBench {
         @TearDown(Level.Trial)
         public void tearDown() {
             arena.close();
+        }
+    }
+
+    /** How many short steps of arithmetic {@link #paddedLine} puts after each load. */
+    @State(Scope.Benchmark)
+    public static class Padding {
+        @Param({"0", "4", "8"})
+        public int pad;
+    }
+
+    /** The memory of {@link Region} again, as blocks of 8 MiB with an arena each. */
+    @State(Scope.Benchmark)
+    public static class Blocks {
+        static final int BLOCK_BITS = 23;
+        Arena[] arenas;
+        MemorySegment[] segments;
+        /** Random line-aligned places: block index in the high 32 bits, offset in the low. */
+        long[] places;
+
+        @Setup(Level.Trial)
+        public void setUp(Region r) {
+            int n = (int) (r.segment.byteSize() >>> BLOCK_BITS);
+            arenas = new Arena[n];
+            segments = new MemorySegment[n];
+            for (int i = 0; i < n; i++) {
+                arenas[i] = Arena.ofShared();
+                segments[i] = arenas[i].allocate(1L << BLOCK_BITS, 4096);
+            }
+            SplittableRandom random = new SplittableRandom(43);
+            places = new long[1 << 23];
+            for (int i = 0; i < places.length; i++) {
+                places[i] = ((long) random.nextInt(n) << 32) | ((long) random.nextInt(1 << (BLOCK_BITS - 6)) << 6);
+            }
+        }
+
+        @TearDown(Level.Trial)
+        public void tearDown() {
+            for (Arena a : arenas) {
+                a.close();
+            }
         }
     }
 
@@ -182,6 +230,38 @@ public class MemoryFloorBench {
         for (int i = 0; i < BATCH; i++) {
             MemorySegment.copy(s, ValueLayout.JAVA_BYTE, places[from + i], target, 0, target.length);
             sum += target[target.length - 1];
+        }
+        return sum;
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public long paddedLine(Region r, Padding pd, Position p) {
+        MemorySegment s = r.segment;
+        long[] places = r.places;
+        int from = p.nextPlaces(r);
+        int pad = pd.pad;
+        long sum = 0;
+        long x = from;
+        for (int i = 0; i < BATCH; i++) {
+            sum += s.get(ValueLayout.JAVA_LONG, places[from + i]);
+            for (int j = 0; j < pad; j++) {
+                x = (x ^ j) + (x >>> 7);
+            }
+        }
+        return sum + x;
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public long blockSegmentLine(Region r, Blocks b, Position p) {
+        MemorySegment[] segments = b.segments;
+        long[] places = b.places;
+        int from = p.nextPlaces(r);
+        long sum = 0;
+        for (int i = 0; i < BATCH; i++) {
+            long place = places[from + i];
+            sum += segments[(int) (place >>> 32)].get(ValueLayout.JAVA_LONG, (int) place);
         }
         return sum;
     }
