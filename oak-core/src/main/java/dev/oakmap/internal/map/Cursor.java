@@ -778,7 +778,7 @@ public final class Cursor<K, V> {
 
     /**
      * Records the region positions of the lines of value {@code v} and key {@code k} that
-     * {@link #touchGathered} must touch: the lines {@link #touchLines} describes.
+     * {@link #touchGathered} must touch: the lines {@link #touchGathered} describes.
      */
     private void gatherLines(long v, long k) {
         long[] lines = gatheredRefs;
@@ -813,7 +813,7 @@ public final class Cursor<K, V> {
         return keysInPlace && !wholeKeysRead;
     }
 
-    /** @return the last byte of a key slice that look-ahead touches (see {@link #touchLines}) */
+    /** @return the last byte of a key slice that look-ahead touches (see {@link #touchGathered}) */
     private long lastKeyByteTouched() {
         return keyStartOnly() ? keySlices.headerBytes() : Math.min(keys.typicalSpan(), KEY_TOUCH_LIMIT) - 1;
     }
