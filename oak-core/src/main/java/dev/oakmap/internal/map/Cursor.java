@@ -778,7 +778,7 @@ public final class Cursor<K, V> {
 
     /**
      * Records the region positions of the lines of value {@code v} and key {@code k} that
-     * {@link #touchGathered} must touch: the lines {@link #touchGathered} describes.
+     * {@link #touchGathered} describes.
      */
     private void gatherLines(long v, long k) {
         long[] lines = gatheredRefs;
@@ -819,10 +819,10 @@ public final class Cursor<K, V> {
     }
 
     /**
-     * Touches what {@link #gather} recorded, then forgets it. The lines touched per entry
-     * (<em>touch lines</em>): the value's header and first data word, and the key's first line
-     * and, when the whole key is read, every line of it (up to {@link #KEY_TOUCH_LIMIT} bytes;
-     * key lengths come from a hint, see {@link KeyOps#typicalSpan}). A key of 100 bytes after its
+     * Touches what {@link #gather} recorded, then forgets it. The lines touched per entry: the
+     * value's header and first data word, and the key's first line and, when the whole key is
+     * read, every line of it (up to {@link #KEY_TOUCH_LIMIT} bytes; key lengths come from a
+     * hint, see {@link KeyOps#typicalSpan}). A key of 100 bytes after its
      * header spans three lines for most alignments, and the per-step key copy reads all of them:
      * a line left untouched here was a miss on every other step (measured with a single-threaded
      * scan probe over 1M pairs: 220 to 175 ns per pair).
@@ -839,8 +839,8 @@ public final class Cursor<K, V> {
     /**
      * The touches through the block region: one load per gathered line and nothing else between
      * them. Against touches through each block's segment ({@link #touchThroughSegments}), on
-     * 1M pairs of 100 B / 1 KB: stream scans 68-82 against 92-97 ns a pair ascending, 81-96
-     * against 104-111 descending (ScanBench, alternated runs).
+     * 1M pairs of 100 B / 1 KB: stream scans 66-83 against 99-127 ns a pair ascending, 80-90
+     * against 111-134 descending (ScanBench, alternated runs with -Doak.blockRegion=false).
      */
     private void touchPositions() {
         long[] lines = gatheredRefs;
