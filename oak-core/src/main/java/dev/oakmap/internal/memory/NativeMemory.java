@@ -29,8 +29,9 @@ import java.lang.invoke.MethodHandle;
  * load before its data arrives), so each touch must cost as few instructions as possible. A touch
  * through a block's own segment pays for finding that segment and for its checks (scope, bounds,
  * address: a few dependent loads), and measured twice as slow per line as a load through one
- * segment known to the compiler (`MemoryFloorBench`, random lines over 1 GiB: 22.8 ns a line
- * through 8 MiB blocks with an arena each, `blockSegmentLine`, against 10.5, `independentLine`).
+ * segment known to the compiler ({@code MemoryFloorBench}, random lines over 1 GiB: 22.8 ns a line
+ * through 8 MiB blocks with an arena each, {@code blockSegmentLine}, against 10.5,
+ * {@code independentLine}).
  * So, where it can, this class reserves one large range of address space at startup, the
  * <em>region</em> ({@code MAP_NORESERVE}: no memory is committed until written), with a slot of
  * {@link Refs#MAX_BLOCK_SIZE} bytes per block id, and the shared pool maps each block into its
