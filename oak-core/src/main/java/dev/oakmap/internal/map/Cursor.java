@@ -606,9 +606,9 @@ public final class Cursor<K, V> {
     /** Written by prefetches so the JIT keeps their loads; never read for its value. */
     private long prefetchSink;
     /**
-     * What {@link #gather} recorded for touching: line positions in the block region, or value
-     * and key references in pairs. Flushed by {@link #touchGathered} when full, so a batch larger
-     * than {@link #GATHER_PAIRS} pairs is touched in parts. Allocated at the first look-ahead.
+     * What {@link #gather} recorded for touching, one element per line. Flushed by
+     * {@link #touchGathered} when full, so a batch larger than {@link #GATHER_PAIRS} pairs is
+     * touched in parts. Allocated at the first look-ahead.
      */
     private long[] gatheredRefs = NO_REFS;
     private int gathered;
@@ -745,11 +745,12 @@ public final class Cursor<K, V> {
     }
 
     /**
-     * Records what entry {@code ei} needs touched, for {@link #touchGathered}: with the block
-     * region ({@link SliceManager#touchesByPosition}), the region position of every cache line to
-     * touch; otherwise its value and key references. Gathering walks only on-heap arrays, which
-     * are cached, and runs while no touch is outstanding, so its instructions cost no overlap.
-     * With positions, the touches that follow are back-to-back loads and nothing else, which is
+     * Records the lines of entry {@code ei} that {@link #touchGathered} must touch (see there),
+     * one element per line: with the block region ({@link SliceManager#touchesByPosition}), the
+     * line's region position; otherwise the slice's reference with the line's offset in its aux
+     * field (a touch needs only the block and offset of a reference). Gathering walks only
+     * on-heap arrays, which are cached, and runs while no touch is outstanding, so its
+     * instructions cost no overlap. The touches that follow are then back-to-back loads, which is
      * what lets many of their misses be in flight at once (see {@link #prefetchAhead}).
      */
     private void gather(Chunk c, int ei) {
@@ -760,48 +761,37 @@ public final class Cursor<K, V> {
         if (v == Refs.NULL) {
             return;
         }
-        int room = touchesByPosition ? LINES_PER_PAIR : 2;
-        if (gathered + room > gatheredRefs.length) {
+        if (gathered + LINES_PER_PAIR > gatheredRefs.length) {
             if (gatheredRefs.length == 0) {
-                gatheredRefs = new long[room * GATHER_PAIRS];
+                gatheredRefs = new long[LINES_PER_PAIR * GATHER_PAIRS];
             } else {
                 touchGathered();
             }
         }
-        if (touchesByPosition) {
-            gatherLines(v, c.keyRef(ei));
-        } else {
-            gatheredRefs[gathered++] = v;
-            gatheredRefs[gathered++] = c.keyRef(ei);
-        }
-    }
-
-    /**
-     * Records the region positions of the lines of value {@code v} and key {@code k} that
-     * {@link #touchGathered} describes.
-     */
-    private void gatherLines(long v, long k) {
-        long[] lines = gatheredRefs;
-        int n = gathered;
         int valueHeader = valueSlices.headerBytes();
-        long vp = BlockAllocator.regionPosition(v);
-        lines[n++] = vp;
+        gatherLine(v, 0);
         if (crossesLine(v, valueHeader)) { // the first data byte, on the next line
-            lines[n++] = vp + valueHeader;
+            gatherLine(v, valueHeader);
         }
-        long kp = BlockAllocator.regionPosition(k);
-        lines[n++] = kp;
+        long k = c.keyRef(ei);
+        gatherLine(k, 0);
         long lastKeyByte = lastKeyByteTouched();
         if (keyStartOnly()) {
             if (crossesLine(k, lastKeyByte)) {
-                lines[n++] = kp + lastKeyByte;
+                gatherLine(k, lastKeyByte);
             }
         } else {
+            // stepping by a line from the slice's start meets every line up to the last byte's
             for (long at = CACHE_LINE; at < lastKeyByte + CACHE_LINE; at += CACHE_LINE) {
-                lines[n++] = kp + Math.min(at, lastKeyByte);
+                gatherLine(k, Math.min(at, lastKeyByte));
             }
         }
-        gathered = n;
+    }
+
+    /** Records the line holding byte {@code at} of slice {@code ref} (see {@link #gather}). */
+    private void gatherLine(long ref, long at) {
+        gatheredRefs[gathered++] = touchesByPosition ? BlockAllocator.regionPosition(ref) + at
+                : Refs.withAux(ref, (int) at);
     }
 
     /**
@@ -822,67 +812,31 @@ public final class Cursor<K, V> {
      * Touches what {@link #gather} recorded, then forgets it. The lines touched per entry: the
      * value's header and first data word, and the key's first line and, when the whole key is
      * read, every line of it (up to {@link #KEY_TOUCH_LIMIT} bytes; key lengths come from a
-     * hint, see {@link KeyOps#typicalSpan}). A key of 100 bytes after its
-     * header spans three lines for most alignments, and the per-step key copy reads all of them:
-     * a line left untouched here was a miss on every other step (measured with a single-threaded
-     * scan probe over 1M pairs: 220 to 175 ns per pair).
+     * hint, see {@link KeyOps#typicalSpan}). A key of 100 bytes after its header spans three
+     * lines for most alignments, and the per-step key copy reads all of them: a line left
+     * untouched here was a miss on every other step (measured with a single-threaded scan probe
+     * over 1M pairs: 220 to 175 ns per pair).
+     *
+     * <p>Through the block region, each touch is one load and nothing else. Against touches
+     * through each block's segment (the other loop, where there is no region), on 1M pairs of
+     * 100 B / 1 KB: stream scans 66-83 against 99-127 ns a pair ascending, 80-90 against 111-134
+     * descending (ScanBench, alternated runs with -Doak.blockRegion=false).
      */
     private void touchGathered() {
-        if (touchesByPosition) {
-            touchPositions();
-        } else {
-            touchThroughSegments();
-        }
-        gathered = 0;
-    }
-
-    /**
-     * The touches through the block region: one load per gathered line and nothing else between
-     * them. Against touches through each block's segment ({@link #touchThroughSegments}), on
-     * 1M pairs of 100 B / 1 KB: stream scans 66-83 against 99-127 ns a pair ascending, 80-90
-     * against 111-134 descending (ScanBench, alternated runs with -Doak.blockRegion=false).
-     */
-    private void touchPositions() {
         long[] lines = gatheredRefs;
         int n = gathered;
         long sink = 0;
-        for (int i = 0; i < n; i++) {
-            sink += BlockAllocator.touchRegion(lines[i]);
-        }
-        prefetchSink += sink;
-    }
-
-    /** The touches where blocks are not in the region: through each slice's segment. */
-    private void touchThroughSegments() {
-        long[] refs = gatheredRefs;
-        int n = gathered;
-        SliceManager valueSlices = this.valueSlices;
-        SliceManager keySlices = this.keySlices;
-        int valueHeader = valueSlices.headerBytes();
-        boolean keyStartOnly = keyStartOnly();
-        long lastKeyByte = lastKeyByteTouched();
-        long sink = 0;
-        for (int i = 0; i < n; i += 2) {
-            sink += valueSlices.touch(refs[i], 0) + keySlices.touch(refs[i + 1], 0);
-            if (crossesLine(refs[i], valueHeader)) { // the first data byte, on the next line
-                sink += valueSlices.touch(refs[i], valueHeader);
-            }
-        }
-        if (keyStartOnly) {
-            for (int i = 1; i < n; i += 2) {
-                if (crossesLine(refs[i], lastKeyByte)) {
-                    sink += keySlices.touch(refs[i], lastKeyByte);
-                }
+        if (touchesByPosition) {
+            for (int i = 0; i < n; i++) {
+                sink += BlockAllocator.touchRegion(lines[i]);
             }
         } else {
-            // stepping by a line from the slice's start meets every line up to the last byte's
-            for (long at = CACHE_LINE; at < lastKeyByte + CACHE_LINE; at += CACHE_LINE) {
-                long byteAt = Math.min(at, lastKeyByte);
-                for (int i = 1; i < n; i += 2) {
-                    sink += keySlices.touch(refs[i], byteAt);
-                }
+            SliceManager slices = valueSlices; // keys and values share the map's allocator
+            for (int i = 0; i < n; i++) {
+                sink += slices.touch(Refs.withAux(lines[i], 0), Refs.aux(lines[i]));
             }
         }
+        gathered = 0;
         prefetchSink += sink;
     }
 
@@ -898,7 +852,7 @@ public final class Cursor<K, V> {
 
     /** Bytes of a key slice that look-ahead touches at most. */
     private static final int KEY_TOUCH_LIMIT = 4 * CACHE_LINE;
-    /** The most lines {@link #gatherLines} records for one pair. */
+    /** The most lines {@link #gather} records for one pair. */
     private static final int LINES_PER_PAIR = 2 + KEY_TOUCH_LIMIT / CACHE_LINE + 1;
 
     private void prefetchEntry(int ei) {

@@ -3,6 +3,7 @@ package dev.oakmap.internal.memory;
 import dev.oakmap.OakOutOfMemoryException;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -191,7 +192,7 @@ public final class BlockAllocator {
         }
         MemorySegment seg = segment(ref);
         long off = Refs.offset(ref) + at;
-        return off < seg.byteSize() ? seg.get(java.lang.foreign.ValueLayout.JAVA_BYTE, off) : 0;
+        return off < seg.byteSize() ? seg.get(ValueLayout.JAVA_BYTE, off) : 0;
     }
 
     /**
