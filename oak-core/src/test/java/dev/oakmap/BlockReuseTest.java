@@ -59,8 +59,17 @@ class BlockReuseTest {
                     for (int k = 0; k < n; k++) {
                         m.put(k, new Blob(k, round, rnd.nextInt(600)));
                     }
+                    int scansBefore = fullScans.get();
                     churned.set(m);
                     Thread.sleep(rnd.nextInt(5));
+                    if (round % 4 == 0) {
+                        // every fourth map lives until a scan of it completes (or 5 s): on a slow
+                        // or busy machine, maps that live a few milliseconds may never be scanned whole
+                        long deadline = System.nanoTime() + 5_000_000_000L;
+                        while (fullScans.get() == scansBefore && System.nanoTime() < deadline) {
+                            Thread.sleep(1);
+                        }
+                    }
                     m.close();
                 }
             } finally {
