@@ -24,9 +24,10 @@ public enum MemoryScheme {
     LOCK_BASED,
     /**
      * Nova: versioned headers, optimistic reads validated after reading, one announced slice per
-     * writing thread, and per-thread release lists that return removed slices for reuse once the
+     * write in progress, and shared release lists that return removed slices for reuse once the
      * era has advanced and no writer announces them. Reads never write shared memory, and a
-     * stalled thread holds back at most the one slice it is writing. Reclamation never waits for
+     * stalled thread holds back at most the one slice it is writing. Nothing is kept per thread,
+     * so a thread per task (virtual threads) costs no more memory than a pool. Reclamation never waits for
      * other threads; a read of a slice that is being written retries until the write ends (the
      * write lock is per slice, as under the other schemes). Keys, never written in place, carry no
      * header under this scheme: a key read is validated against the map's own metadata it was

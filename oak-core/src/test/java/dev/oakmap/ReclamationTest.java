@@ -12,6 +12,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -297,6 +299,60 @@ class ReclamationTest {
             } else {
                 assertTrue(r.usedAfterChurn <= 1.25 * r.liveBytes + fixed, "memory must stay flat: " + report);
             }
+        }
+    }
+
+    /**
+     * The churn of {@link #churnKeepsMemoryFlat}, with every replacement (a removal and a put)
+     * run by a virtual thread of its own, as a server with a thread per request does. With a
+     * release list per thread, each thread's one deleted value stayed listed after the thread
+     * ended, and memory grew by a value per replacement (about 7x the live data here).
+     */
+    @ParameterizedTest(name = "seed={0}")
+    @MethodSource("stallSeeds")
+    void churnOnAThreadPerTaskKeepsMemoryFlat(long seed) throws Exception {
+        int live = 4_000;
+        int rounds = 8 * live * TestMaps.scale();
+        try (OakMap<Blob, Blob> map = map(N, N, 256, 1L << 30)) {
+            for (int id = 0; id < live; id++) {
+                map.zc().put(churnKey(id), new Blob(id, 0, CHURN_VALUE_LEN));
+            }
+            int[] keyAt = new int[live];
+            for (int slot = 0; slot < live; slot++) {
+                keyAt[slot] = slot;
+            }
+            // one task per slot at a time: a slot's key is replaced by a fresh one, as in churn()
+            SplittableRandom rnd = new SplittableRandom(seed);
+            int next = live;
+            try (var executor = Executors.newVirtualThreadPerTaskExecutor()) {
+                for (int batch = 0; batch < rounds / live; batch++) {
+                    List<Future<?>> done = new ArrayList<>();
+                    for (int slot = 0; slot < live; slot++) {
+                        if (rnd.nextInt(4) == 0) {
+                            continue; // a quarter of the slots sit each batch out
+                        }
+                        int old = keyAt[slot];
+                        int fresh = next++;
+                        keyAt[slot] = fresh;
+                        done.add(executor.submit(() -> {
+                            assertTrue(map.zc().remove(churnKey(old)));
+                            map.zc().put(churnKey(fresh), new Blob(fresh, 1, CHURN_VALUE_LEN));
+                        }));
+                    }
+                    for (Future<?> f : done) {
+                        f.get(60, TimeUnit.SECONDS);
+                    }
+                }
+            }
+            assertEquals(live, map.size());
+            for (int slot = 0; slot < live; slot += 97) {
+                assertEquals(keyAt[slot], map.get(churnKey(keyAt[slot])).key());
+            }
+            long liveBytes = live * liveBytesPerPair();
+            String report = String.format("live %.1f MB, used %.1f MB after %d replacements on as many threads",
+                    liveBytes / 1e6, map.memoryUsed() / 1e6, next - live);
+            System.out.println("[thread-per-task churn] " + report);
+            assertTrue(map.memoryUsed() <= 1.25 * liveBytes + (2L << 20), "memory must stay flat: " + report);
         }
     }
 

@@ -190,7 +190,7 @@ public final class OptimisticSlices extends SliceManager {
         for (int spins = 0; ; spins++) {
             long h = (long) STATE.getAcquire(seg, off);
             if (!liveFor(h, ref)) {
-                withdraw();
+                withdraw(ref);
                 return GONE;
             }
             if (!writing(h) && (h & MOVING) == 0) { // a moving slice is deleted or restored soon
@@ -203,16 +203,16 @@ public final class OptimisticSlices extends SliceManager {
         }
     }
 
-    private void withdraw() {
+    private void withdraw(long ref) {
         if (nova != null) {
-            nova.withdraw();
+            nova.withdraw(ref);
         }
     }
 
     @Override
     public void unlock(long ref, long locked) {
         STATE.setRelease(allocator.segment(ref), stateOffset(ref), nextSeq(locked));
-        withdraw();
+        withdraw(ref);
     }
 
     @Override
@@ -220,7 +220,7 @@ public final class OptimisticSlices extends SliceManager {
         MemorySegment seg = allocator.segment(ref);
         seg.set(ValueLayout.JAVA_INT, lengthOffset(ref), newLength);
         STATE.setRelease(seg, stateOffset(ref), nextSeq(locked));
-        withdraw();
+        withdraw(ref);
     }
 
     @Override
@@ -265,7 +265,7 @@ public final class OptimisticSlices extends SliceManager {
         MemorySegment seg = allocator.segment(ref);
         int length = seg.get(ValueLayout.JAVA_INT, lengthOffset(ref));
         STATE.setRelease(seg, stateOffset(ref), nextSeq(locked) | DELETED);
-        withdraw();
+        withdraw(ref);
         if (nova != null) {
             nova.retire(ref, sliceBytes(length));
         } // grow-only: the slice stays allocated, and deleted, until the map is closed
