@@ -9,6 +9,8 @@
  *   <li>{@link dev.oakmap.jmh.ScanBench}: one step of an ascending or descending scan, per pair;</li>
  *   <li>{@link dev.oakmap.jmh.KeyCompareBench}: serialized key comparison on memory segments;</li>
  *   <li>{@link dev.oakmap.jmh.NavigationBench}: first/last keys, ceiling, and queue and stack use;</li>
+ *   <li>{@link dev.oakmap.jmh.ThreadPerTaskBench}: a removal and a put per task, each task on a
+ *       virtual thread of its own;</li>
  *   <li>{@link dev.oakmap.jmh.SegmentAccessBench}: not the map, a probe of a scan step's off-heap
  *       reads through per-block segments and through one segment;</li>
  *   <li>{@link dev.oakmap.jmh.MemoryFloorBench}: not the map, the machine's memory floors (a miss's
