@@ -1,6 +1,7 @@
 package dev.oakmap.internal.chunk;
 
 import dev.oakmap.internal.memory.Refs;
+import dev.oakmap.internal.wait.Backoff;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -728,11 +729,7 @@ public final class Chunk {
     public void freeze() {
         PENDING.getAndBitwiseOr(this, FROZEN);
         for (int spins = 0; (pending & ~FROZEN) != 0; spins++) {
-            if (spins < 256) {
-                Thread.onSpinWait();
-            } else {
-                Thread.yield();
-            }
+            Backoff.pause(spins);
         }
     }
 

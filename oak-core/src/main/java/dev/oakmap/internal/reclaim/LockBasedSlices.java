@@ -2,6 +2,7 @@ package dev.oakmap.internal.reclaim;
 
 import dev.oakmap.MemoryScheme;
 import dev.oakmap.internal.memory.BlockAllocator;
+import dev.oakmap.internal.wait.Backoff;
 import dev.oakmap.internal.memory.Refs;
 
 import java.lang.foreign.MemorySegment;
@@ -108,7 +109,7 @@ public final class LockBasedSlices extends SliceManager {
             if ((h & WRITER) == 0 && STATE.compareAndSet(seg, off, h, h + 1)) {
                 return h + 1;
             }
-            backOff(spins);
+            Backoff.pause(spins);
         }
     }
 
@@ -135,7 +136,7 @@ public final class LockBasedSlices extends SliceManager {
             if ((h & (WRITER | READERS)) == 0 && STATE.compareAndSet(seg, off, h, h | WRITER)) {
                 return h | WRITER;
             }
-            backOff(spins);
+            Backoff.pause(spins);
         }
     }
 

@@ -2,6 +2,7 @@ package dev.oakmap.internal.reclaim;
 
 import dev.oakmap.MemoryScheme;
 import dev.oakmap.internal.memory.BlockAllocator;
+import dev.oakmap.internal.wait.Backoff;
 import dev.oakmap.internal.memory.Refs;
 
 import java.lang.foreign.MemorySegment;
@@ -171,7 +172,7 @@ public final class OptimisticSlices extends SliceManager {
             if (!writing(h)) {
                 return h;
             }
-            backOff(spins);
+            Backoff.pause(spins);
         }
     }
 
@@ -199,7 +200,7 @@ public final class OptimisticSlices extends SliceManager {
                     return locked;
                 }
             }
-            backOff(spins);
+            Backoff.pause(spins);
         }
     }
 

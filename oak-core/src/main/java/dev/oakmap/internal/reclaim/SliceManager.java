@@ -48,8 +48,6 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
      */
     public static final int HEADER_BYTES = 12;
 
-    private static final int SPINS_BEFORE_YIELD = 128;
-
     protected final BlockAllocator allocator;
     protected final BlockAllocator.Kind kind;
 
@@ -288,11 +286,4 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
         throw new IllegalStateException(t); // checked: cannot come from the functional interfaces used
     }
 
-    static void backOff(int spins) {
-        if (spins < SPINS_BEFORE_YIELD) {
-            Thread.onSpinWait();
-        } else {
-            Thread.yield();
-        }
-    }
 }
