@@ -27,9 +27,9 @@ public enum MemoryScheme {
      * write in progress, and shared release lists that return removed slices for reuse once the
      * era has advanced and no writer announces them. Reads never write shared memory, and a
      * stalled thread holds back at most the one slice it is writing. Nothing is kept per thread,
-     * so a thread per task (virtual threads) costs no more memory than a pool. Reclamation never waits for
-     * other threads; a read of a slice that is being written retries until the write ends (the
-     * write lock is per slice, as under the other schemes). Keys, never written in place, carry no
+     * so a thread per task (virtual threads) costs no more memory than a pool. Reclamation never
+     * waits for other threads; a read of a slice that is being written retries until the write
+     * ends (the write lock is per slice, as under the other schemes). Keys, never written in place, carry no
      * header under this scheme: a key read is validated against the map's own metadata it was
      * found through, which records when keys it links start being reclaimed.
      */

@@ -92,7 +92,7 @@ public final class Nova {
 
     /** An announcement: free while {@link Refs#NULL}, else the slice its writer is writing. */
     static final class Participant {
-        @SuppressWarnings("unused") // accessed through ANNOUNCED
+        /** Through {@link #ANNOUNCED}, but written plainly once, before the participant is published. */
         volatile long announced;
     }
 
@@ -274,8 +274,8 @@ public final class Nova {
     }
 
     /**
-     * A round started by {@code full} reaching its share of the batch, over every non-empty list it can lock
-     * without waiting. If {@code full} itself is busy, its holder is appending (and will find it
+     * A round started by {@code full} reaching its share of the batch, over every non-empty list
+     * it can lock without waiting. If {@code full} itself is busy, its holder is appending (and will find it
      * full and run the round) or running a round: this thread goes on. Never waiting here matters
      * with virtual threads: when a list fills, every thread appending to it would otherwise park
      * here, and their carriers would start more.
@@ -348,7 +348,7 @@ public final class Nova {
         }
     }
 
-    /** @return slices deleted and not yet returned to the allocator, over all threads (a snapshot) */
+    /** @return slices deleted and not yet returned to the allocator, over all lists (a snapshot) */
     public long pendingSlices() {
         long n = 0;
         for (ReleaseList list : lists) {
