@@ -26,8 +26,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *     are never more participants than writes that were in progress at the same time, however
  *     many threads come and go.
  * <li>A fixed number of <b>release lists</b> of deleted slices not yet returned to the
- *     allocator, each with its lock. A thread appends to the list its id maps to, or to the next
- *     one it can lock without waiting.
+ *     allocator, each with its lock. A thread appends to its home list, or to the next one it
+ *     can lock without waiting. Home lists are dealt out in turn as threads first use the
+ *     reclaimer, so that a few threads (a pool on as many cores) each get a list of their own
+ *     rather than share one and pass its lock and lines back and forth on every removal, as two
+ *     threads did one time in four when the home was a hash of the thread id.
  * </ul>
  * The thesis gives each thread an announcement and a release list of its own. A program that
  * runs each task on a thread of its own (virtual threads, say) then registers a participant per
@@ -85,8 +88,10 @@ public final class Nova {
     /** Every participant ever added (copy-on-write, grown under {@link #adding}). */
     private volatile Participant[] participants = new Participant[0];
     private final ReentrantLock adding = new ReentrantLock();
-    /** The participant each thread used last, tried first by its next write. */
-    private final ThreadLocal<Home> local = ThreadLocal.withInitial(Home::new);
+    /** Home lists dealt so far (see {@link Home#list}). */
+    private final AtomicInteger homesDealt = new AtomicInteger();
+    /** Each thread's home list, and the participant it used last, tried first by its next write. */
+    private final ThreadLocal<Home> local = ThreadLocal.withInitial(() -> new Home(homesDealt.getAndIncrement()));
     private final ReleaseList[] lists = new ReleaseList[LISTS];
     private final AtomicLong rounds = new AtomicLong();
 
@@ -96,9 +101,16 @@ public final class Nova {
         volatile long announced;
     }
 
-    /** A thread's last participant (a holder, so that changing it costs no ThreadLocal.set). */
+    /** A thread's state here (a holder, so that changing the participant costs no ThreadLocal.set). */
     private static final class Home {
+        /** The index of the thread's home release list, modulo the number of lists. */
+        final int list;
+        /** The participant the thread used last. */
         Participant participant;
+
+        Home(int list) {
+            this.list = list;
+        }
     }
 
     /** Deleted slices waiting for a round; guarded by {@link #lock}. */
@@ -237,11 +249,11 @@ public final class Nova {
     }
 
     /**
-     * @return a release list, locked: the one the calling thread's id maps to, else the first
-     *     after it that is free, else (all busy) the thread's own, waited for
+     * @return a release list, locked: the calling thread's home list, else the first after it
+     *     that is free, else (all busy) the home list, waited for
      */
     private ReleaseList lockSomeList() {
-        int home = spread(Thread.currentThread().threadId());
+        int home = homeList();
         for (int i = 0; i < lists.length; i++) {
             ReleaseList list = lists[(home + i) & (lists.length - 1)];
             if (list.lock.tryLock()) {
@@ -253,10 +265,9 @@ public final class Nova {
         return list;
     }
 
-    /** Mixes a thread id, so that consecutive ids (one per task) spread over the lists. */
-    private static int spread(long id) {
-        long h = id * 0x9E3779B97F4A7C15L;
-        return (int) (h >>> 32);
+    /** @return the index of the calling thread's home release list */
+    int homeList() {
+        return local.get().list & (lists.length - 1);
     }
 
     /** Runs a reclamation round now, over every list (waiting for each list's lock in turn). */
@@ -342,7 +353,7 @@ public final class Nova {
             }
         }
         list.count = kept;
-        if (kept == 0 && list.refs.length > 4 * batch) {
+        if (kept == 0 && list.refs.length > 4 * perList) {
             list.refs = new long[16]; // a burst grew the list: give the heap back
             list.sizes = new long[16];
         }
@@ -365,6 +376,11 @@ public final class Nova {
     /** @return participants added so far: at most the writes that were in progress at once */
     public int participants() {
         return participants.length;
+    }
+
+    /** @return the number of release lists */
+    int releaseLists() {
+        return lists.length;
     }
 
     /** @return reclamation rounds run so far */

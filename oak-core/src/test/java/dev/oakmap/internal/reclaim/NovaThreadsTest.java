@@ -52,6 +52,38 @@ class NovaThreadsTest {
         slices.deleteLocked(ref, locked);
     }
 
+    /**
+     * A pool of as many threads as there are lists gets a list per thread, whatever their ids (with
+     * homes hashed from thread ids, two threads shared a list one time in four), and the lists
+     * still all take part in rounds: everything deleted is reclaimed.
+     */
+    @Test
+    void threadsGetHomeListsOfTheirOwn() throws Exception {
+        int lists = nova.releaseLists();
+        java.util.Set<Integer> homes = new java.util.HashSet<>();
+        for (int round = 0; round < 3; round++) { // three pools, one after another
+            homes.clear();
+            List<Thread> pool = new ArrayList<>();
+            java.util.Map<Thread, Integer> seen = new java.util.concurrent.ConcurrentHashMap<>();
+            for (int t = 0; t < lists; t++) {
+                pool.add(Thread.ofPlatform().start(() -> {
+                    for (int i = 0; i < BATCH; i++) {
+                        writeAndDelete();
+                    }
+                    seen.put(Thread.currentThread(), nova.homeList());
+                }));
+            }
+            for (Thread t : pool) {
+                t.join();
+            }
+            homes.addAll(seen.values());
+            assertEquals(lists, homes.size(), "home lists of " + lists + " threads: " + seen.values());
+        }
+        nova.reclaimNow();
+        assertEquals(0, nova.pendingSlices());
+        assertEquals(0, allocator.usedBytes());
+    }
+
     @Test
     void slicesDeletedByVirtualThreadsOfOneTaskEachAreReclaimed() throws Exception {
         int tasks = 20_000;
