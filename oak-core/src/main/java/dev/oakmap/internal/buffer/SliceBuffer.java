@@ -32,7 +32,9 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
 
     /** Positions this buffer on a window and opens its scope. @return this */
     public SliceBuffer open(MemorySegment segment, long base, int length, boolean writable) {
-        this.segment = segment;
+        if (this.segment != segment) { // consecutive windows are mostly in one block: skip the store's GC barrier
+            this.segment = segment;
+        }
         this.base = base;
         this.length = length;
         this.writable = writable;

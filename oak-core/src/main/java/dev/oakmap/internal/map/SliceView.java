@@ -67,7 +67,9 @@ final class SliceView implements OakUnscopedBuffer {
     void position(long ref, long token, Chunk chunk, int entry) {
         this.ref = ref;
         this.token = token;
-        this.chunk = chunk;
+        if (this.chunk != chunk) { // a scan's consecutive values mostly share a chunk: skip the store's GC barrier
+            this.chunk = chunk;
+        }
         this.entry = entry;
     }
 
