@@ -16,7 +16,9 @@ import java.util.NavigableMap;
 import java.util.Random;
 import java.util.TreeMap;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -73,6 +75,34 @@ class InternalOakMapModelTest {
         int[] a = new int[len];
         for (int i = 0; i < len; i++) a[i] = seed + i;
         return a;
+    }
+
+    /**
+     * A cursor's value() starts from the read token its step took (no second header read): a
+     * value written in place after the step must still be read as it is now, and a removed one as
+     * gone.
+     */
+    @Test
+    void cursorValueReadsWhatWasWrittenInPlaceAfterTheStep() {
+        InternalOakMap<Integer, int[]> m = newMap(8);
+        try {
+            for (int i = 0; i < 16; i++) {
+                m.put(i, val(i, 4), false);
+            }
+            Cursor<Integer, int[]> c = m.cursor(null, true, null, true, false);
+            assertTrue(c.advance());
+            assertArrayEquals(val(0, 4), c.value());
+            assertTrue(m.computeIfPresentZc(0, b -> b.putInt(0, 99)));
+            assertArrayEquals(new int[] {99, 1, 2, 3}, c.value(), "the write after the step");
+            assertTrue(c.advance());
+            assertTrue(m.computeIfPresentZc(1, b -> b.putInt(4, -7)));
+            assertArrayEquals(new int[] {1, -7, 3, 4}, c.value(), "the write between the step and the first read");
+            assertTrue(c.advance());
+            m.delete(2);
+            assertNull(c.value(), "removed after the step");
+        } finally {
+            m.close();
+        }
     }
 
     @ParameterizedTest
