@@ -24,6 +24,14 @@ import java.util.Arrays;
  * meanwhile), either the rebalancer sees the hazard, or the cursor's check comes after the
  * release and fails. So the key a cursor is on, and the one it was on before, are never deleted.
  *
+ * <h2>Reuse</h2>
+ * Registering takes the registry's lock and a weak reference, which short scans on several
+ * threads at once paid on every scan. So a cursor that runs to its end leaves its slot, cleared
+ * and still registered, to its thread ({@link #unregister}), and that thread's next in-place
+ * cursor takes it without the lock ({@link #register}). A cleared slot holds no key. A thread
+ * keeps one such slot per map; it is dropped with the thread, and then found unreachable as
+ * below.
+ *
  * <h2>Abandoned scans</h2>
  * A cursor that runs to its end unregisters its slot. The registry holds slots through weak
  * references, and the cursor and its key views hold them strongly: a scan that is abandoned
@@ -88,8 +96,24 @@ final class KeyHazards {
     private long[] deferred = new long[8];
     private int deferredCount;
 
-    /** @return a new slot, registered: its hazards count until {@link #unregister} or until it is unreachable */
-    synchronized Slot register() {
+    /** Each thread's registered, cleared slot, left by its last finished cursor (see "Reuse"). */
+    private final ThreadLocal<Slot[]> idle = ThreadLocal.withInitial(() -> new Slot[1]);
+
+    /**
+     * @return a registered slot with no hazards set: the calling thread's idle one if it has one,
+     *     else a new one; its hazards count until {@link #unregister} or until it is unreachable
+     */
+    Slot register() {
+        Slot[] mine = idle.get();
+        Slot s = mine[0];
+        if (s != null) {
+            mine[0] = null;
+            return s;
+        }
+        return registerNew();
+    }
+
+    private synchronized Slot registerNew() {
         recycleCleared();
         Slot s = new Slot();
         int i;
@@ -106,9 +130,28 @@ final class KeyHazards {
         return s;
     }
 
-    /** Drops a slot's hazards and frees its entry. Idempotent. */
-    synchronized void unregister(Slot s) {
+    /**
+     * Drops a slot's hazards (volatile stores), and keeps the slot registered for the calling
+     * thread's next cursor if it has none idle, else frees its entry. Call once per
+     * {@link #register}, from the thread that registered it, when no key it protects is read
+     * any more.
+     */
+    void unregister(Slot s) {
         s.clear();
+        Slot[] mine = idle.get();
+        if (mine[0] == s) {
+            return; // already left idle by an earlier call
+        }
+        if (mine[0] == null && s.index >= 0) {
+            s.nextIsFirst = true;
+            mine[0] = s;
+            return;
+        }
+        free(s);
+    }
+
+    /** Frees a cleared slot's registry entry. Idempotent. */
+    private synchronized void free(Slot s) {
         if (s.index >= 0) {
             Entry e = entries[s.index];
             entries[s.index] = null;
@@ -172,7 +215,7 @@ final class KeyHazards {
         return deferredCount;
     }
 
-    /** @return the number of registered slots not yet found unreachable (for tests) */
+    /** @return the number of registered slots not yet found unreachable, idle ones included (for tests) */
     synchronized int registered() {
         recycleCleared();
         return high - freeCount;

@@ -69,11 +69,12 @@ class KeyHazardsTest {
                 assertTrue(intKey(finished.reusableKeyView()) >= 10);
             }
             long deadline = System.nanoTime() + 20_000_000_000L;
-            while (m.keyHazards().registered() > 0 && System.nanoTime() < deadline) {
+            while (m.keyHazards().registered() > 1 && System.nanoTime() < deadline) {
                 System.gc();
                 Thread.sleep(10);
             }
-            assertEquals(0, m.keyHazards().registered(), "the abandoned scans' slots were collected");
+            // the finished scan left its cleared slot registered, for this thread's next scan
+            assertEquals(1, m.keyHazards().registered(), "the abandoned scans' slots were collected");
             churnBelow(m, 99);
             assertEquals(0, m.keyHazards().deferredCount(), "and their keys deleted by the next rebalance");
         } finally {
@@ -92,16 +93,16 @@ class KeyHazardsTest {
             h.unregister(live.get(i));
             h.unregister(live.get(i)); // idempotent
         }
-        assertEquals(50, h.registered());
+        assertEquals(51, h.registered(), "50 in use, and the first one given back, idle for this thread");
         for (int i = 0; i < 1000; i++) {
-            h.register(); // dropped at once: recycled once collected
+            h.register(); // dropped at once: recycled once collected (the first takes the idle slot, live.get(0))
         }
         long deadline = System.nanoTime() + 20_000_000_000L;
-        while (h.registered() > 50 && System.nanoTime() < deadline) {
+        while (h.registered() > 51 && System.nanoTime() < deadline) {
             System.gc();
             Thread.sleep(10);
         }
-        assertEquals(50, h.registered());
+        assertEquals(51, h.registered(), "the 50 odd slots, and the idle one taken again (still reachable)");
         live.get(1).protect(42);
         live.get(1).commit();
         live.get(3).protect(7);
@@ -111,6 +112,54 @@ class KeyHazardsTest {
         assertArrayEquals(new long[] {42}, h.deletable(new long[0]), "42 is free now");
         assertEquals(1, h.deferredCount());
         assertTrue(live.size() == 100); // the slots stayed reachable up to here
+    }
+
+    /**
+     * A thread's finished scan leaves its slot for the thread's next scan (no lock, no new weak
+     * reference), cleared: it protects nothing until that scan sets it. Another thread's scan
+     * registers a slot of its own.
+     */
+    @Test
+    void aThreadsNextScanReusesItsFinishedScansSlot() throws Exception {
+        InternalOakMap<Integer, int[]> m = newMap(8);
+        try {
+            fill(m);
+            int before = m.keyHazards().registered();
+            for (int s = 0; s < 100; s++) {
+                Cursor<Integer, int[]> scan = inPlaceScan(m, null);
+                int n = 0;
+                while (scan.advance()) {
+                    assertEquals(n++, intKey(scan.reusableKeyView()));
+                }
+                assertEquals(64, n);
+            }
+            assertEquals(before + 1, m.keyHazards().registered(), "one slot, reused by every scan");
+            int[] seenByOther = new int[1];
+            Thread other = new Thread(() -> {
+                Cursor<Integer, int[]> scan = inPlaceScan(m, null);
+                scan.advance();
+                seenByOther[0] = m.keyHazards().registered(); // its slot is reachable: its scan is open
+                while (scan.advance()) { // to the end, giving its hazards up
+                    intKey(scan.reusableKeyView());
+                }
+            });
+            other.start();
+            other.join();
+            assertEquals(before + 2, seenByOther[0], "another thread's scan registers a slot of its own");
+            Cursor<Integer, int[]> open = inPlaceScan(m, null); // takes the idle slot and keeps it
+            assertTrue(open.advance());
+            assertEquals(0, intKey(open.reusableKeyView()));
+            m.delete(0);
+            churnBelow(m, 0);
+            assertEquals(1, m.keyHazards().deferredCount(), "the reused slot protects the key its scan is on");
+            while (open.advance()) {
+                intKey(open.reusableKeyView());
+            }
+            churnBelow(m, 1);
+            assertEquals(0, m.keyHazards().deferredCount(), "given up at the end of the scan");
+        } finally {
+            m.close();
+        }
     }
 
     @Test
