@@ -30,7 +30,9 @@ import java.util.Arrays;
  * and still registered, to its thread ({@link #unregister}), and that thread's next in-place
  * cursor takes it without the lock ({@link #register}). A cleared slot holds no key. A thread
  * keeps one such slot per map; it is dropped with the thread, and then found unreachable as
- * below.
+ * below. Virtual threads free their slot at once, as before: a program that runs each task on a
+ * virtual thread of its own would otherwise leave a registered slot per finished task until the
+ * collector found it, and every rebalance reads all registered slots.
  *
  * <h2>Abandoned scans</h2>
  * A cursor that runs to its end unregisters its slot. The registry holds slots through weak
@@ -132,7 +134,7 @@ final class KeyHazards {
 
     /**
      * Drops a slot's hazards (volatile stores), and keeps the slot registered for the calling
-     * thread's next cursor if it has none idle, else frees its entry. Call once per
+     * platform thread's next cursor if it has none idle, else frees its entry. Call once per
      * {@link #register}, from the thread that registered it, when no key it protects is read
      * any more.
      */
@@ -142,7 +144,7 @@ final class KeyHazards {
         if (mine[0] == s) {
             return; // already left idle by an earlier call
         }
-        if (mine[0] == null && s.index >= 0) {
+        if (mine[0] == null && s.index >= 0 && !Thread.currentThread().isVirtual()) {
             s.nextIsFirst = true;
             mine[0] = s;
             return;

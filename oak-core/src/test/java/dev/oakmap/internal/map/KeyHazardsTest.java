@@ -162,6 +162,35 @@ class KeyHazardsTest {
         }
     }
 
+    /** Virtual threads (a thread per task, say) free their finished scans' slots at once. */
+    @Test
+    void virtualThreadsLeaveNoIdleSlots() throws Exception {
+        InternalOakMap<Integer, int[]> m = newMap(8);
+        try {
+            fill(m);
+            int before = m.keyHazards().registered();
+            List<java.util.concurrent.Future<Integer>> scans = new ArrayList<>();
+            try (var executor = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+                for (int t = 0; t < 200; t++) {
+                    scans.add(executor.submit(() -> {
+                        Cursor<Integer, int[]> scan = inPlaceScan(m, null);
+                        int n = 0;
+                        while (scan.advance()) {
+                            assertEquals(n++, intKey(scan.reusableKeyView()));
+                        }
+                        return n;
+                    }));
+                }
+            }
+            for (var scan : scans) {
+                assertEquals(64, scan.get(), "every key, in order");
+            }
+            assertEquals(before, m.keyHazards().registered(), "no slot left registered by the finished tasks");
+        } finally {
+            m.close();
+        }
+    }
+
     @Test
     void keyMemoryStaysFlatUnderChurnWhileAScanIsOpen() {
         InternalOakMap<Integer, int[]> m = newMap(8);
