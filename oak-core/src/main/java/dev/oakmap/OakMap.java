@@ -968,6 +968,10 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
         BaseIterator(boolean withValues) {
             this.withValues = withValues;
             this.cursor = viewCursor();
+            if (cursor != null) {
+                // past its first keys, a scan deserializes each key from its protected slice: one copy, not two
+                cursor.readKeysInPlace(true);
+            }
             advance();
         }
 

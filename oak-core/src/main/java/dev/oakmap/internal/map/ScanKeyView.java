@@ -25,7 +25,7 @@ final class ScanKeyView implements OakUnscopedBuffer {
     private final SliceBuffer bytes = new SliceBuffer();
     /** Kept reachable with the view: the hazards protecting the slice it reads, if any. */
     @SuppressWarnings({"unused", "FieldCanBeLocal"})
-    private final Object keepAlive;
+    private Object keepAlive;
 
     /**
      * @param keepAlive an object to keep reachable as long as this view (the scan's hazards), or null
@@ -33,6 +33,11 @@ final class ScanKeyView implements OakUnscopedBuffer {
     ScanKeyView(InternalOakMap<?, ?> map, Object keepAlive) {
         this.map = map;
         this.keepAlive = keepAlive;
+    }
+
+    /** Keeps {@code hazards} reachable with this view from now on (a scan that began copying keys). */
+    void keepAlive(Object hazards) {
+        this.keepAlive = hazards;
     }
 
     /** Positions the view on {@code length} key bytes at {@code offset} of {@code segment}. */

@@ -10,6 +10,7 @@ import static dev.oakmap.internal.map.InternalOakMapModelTest.newMap;
 import static dev.oakmap.internal.map.InternalOakMapModelTest.val;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -162,6 +163,73 @@ class KeyHazardsTest {
         }
     }
 
+    /**
+     * By default a scan copies its first {@link Cursor#IN_PLACE_AFTER} keys and registers no
+     * hazards, so a short scan that is abandoned costs no registration; past them it protects
+     * its keys in place, and a reusable key view taken while it copied follows it.
+     */
+    @Test
+    void scansCopyTheirFirstKeysThenProtectInPlace() {
+        InternalOakMap<Integer, int[]> m = newMap(8);
+        try {
+            fill(m);
+            int before = m.keyHazards().registered();
+            Cursor<Integer, int[]> shortScan = m.cursor(null, true, null, true, false);
+            shortScan.readKeysInPlace(false);
+            for (int i = 0; i < Cursor.IN_PLACE_AFTER; i++) {
+                assertTrue(shortScan.advance());
+                assertEquals(i, intKey(shortScan.reusableKeyView()));
+            }
+            assertEquals(before, m.keyHazards().registered(), "no hazards registered while copying");
+            Cursor<Integer, int[]> scan = m.cursor(null, true, null, true, false);
+            scan.readKeysInPlace(false);
+            assertTrue(scan.advance());
+            OakUnscopedBuffer view = scan.reusableKeyView(); // taken while the scan copies
+            for (int i = 1; i <= Cursor.IN_PLACE_AFTER; i++) {
+                assertTrue(scan.advance());
+                assertEquals(i, intKey(view));
+            }
+            assertEquals(before + 1, m.keyHazards().registered(), "in place from the key after the copied ones");
+            m.delete(Cursor.IN_PLACE_AFTER);
+            m.compact(m.locate(Cursor.IN_PLACE_AFTER)); // drops the removed key from its chunk
+            assertEquals(Cursor.IN_PLACE_AFTER, intKey(view), "the key the scan is on stays readable");
+            assertTrue(m.keyHazards().deferredCount() >= 1, "protected, so deferred");
+            for (int i = Cursor.IN_PLACE_AFTER + 1; i < 64; i++) {
+                assertTrue(scan.advance());
+                assertEquals(i, intKey(view));
+            }
+            assertFalse(scan.advance());
+        } finally {
+            m.close();
+        }
+    }
+
+    /**
+     * The switch to in-place keys happens at a key whose chunk was replaced since the scan entered
+     * it: the protection fails, and the scan re-locates by its last copied key and goes on in
+     * order, with nothing skipped or repeated.
+     */
+    @Test
+    void switchingToInPlaceKeysInAReplacedChunkRelocates() {
+        InternalOakMap<Integer, int[]> m = newMap(8);
+        try {
+            fill(m);
+            Cursor<Integer, int[]> scan = m.cursor(null, true, null, true, false);
+            scan.readKeysInPlace(false, 2); // copies keys 0 and 1, then switches
+            assertTrue(scan.advance());
+            assertTrue(scan.advance());
+            assertEquals(1, intKey(scan.reusableKeyView()));
+            churnBelow(m, 0); // replaces the chunk the scan is in
+            for (int i = 2; i < 64; i++) {
+                assertTrue(scan.advance());
+                assertEquals(i, intKey(scan.reusableKeyView()));
+            }
+            assertFalse(scan.advance());
+        } finally {
+            m.close();
+        }
+    }
+
     /** Virtual threads (a thread per task, say) free their finished scans' slots at once. */
     @Test
     void virtualThreadsLeaveNoIdleSlots() throws Exception {
@@ -224,7 +292,7 @@ class KeyHazardsTest {
 
     private static Cursor<Integer, int[]> inPlaceScan(InternalOakMap<Integer, int[]> m, Integer from) {
         Cursor<Integer, int[]> c = m.cursor(from, true, null, true, false);
-        c.readKeysInPlace(false);
+        c.readKeysInPlace(false, 0); // protect from the first key on
         return c;
     }
 
