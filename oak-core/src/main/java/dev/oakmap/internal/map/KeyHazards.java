@@ -69,9 +69,11 @@ final class KeyHazards {
             nextIsFirst = !nextIsFirst;
         }
 
+        /** Drops both hazards; the next key goes to {@link #first}, as in a new slot. */
         private void clear() {
             first = Refs.NULL;
             second = Refs.NULL;
+            nextIsFirst = true;
         }
     }
 
@@ -145,7 +147,6 @@ final class KeyHazards {
             return; // already left idle by an earlier call
         }
         if (mine[0] == null && s.index >= 0 && !Thread.currentThread().isVirtual()) {
-            s.nextIsFirst = true;
             mine[0] = s;
             return;
         }

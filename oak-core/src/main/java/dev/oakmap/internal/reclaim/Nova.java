@@ -260,7 +260,7 @@ public final class Nova {
                 return list;
             }
         }
-        ReleaseList list = lists[home & (lists.length - 1)];
+        ReleaseList list = lists[home];
         list.lock.lock();
         return list;
     }
