@@ -78,6 +78,8 @@ final class EntrySetView<K, V> extends AbstractSet<Map.Entry<K, V>> {
 
     @Override
     public Spliterator<Map.Entry<K, V>> spliterator() {
-        return new OakMap.LazySpliterator<>(m::entryIterator, Spliterator.DISTINCT, null, true);
+        // Sorted by key, in this view's order, as ConcurrentSkipListMap's entry spliterator is.
+        return new OakMap.LazySpliterator<>(m::entryIterator, Spliterator.DISTINCT | Spliterator.SORTED,
+                Map.Entry.comparingByKey(m.comparator()), true);
     }
 }

@@ -17,6 +17,7 @@ import java.util.NavigableSet;
 import java.util.NoSuchElementException;
 import java.util.Random;
 import java.util.Set;
+import java.util.Spliterator;
 import java.util.concurrent.ConcurrentNavigableMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.function.Function;
@@ -355,6 +356,31 @@ class OakMapApiTest {
         m.clear();
         assertTrue(m.isEmpty());
         assertEquals(0, m.size());
+    }
+
+    @Test
+    void spliteratorsReportTheirOrder() {
+        OakMap<Integer, String> m = newMap();
+        IntStream.range(0, 50).forEach(i -> m.put(i, "v" + i));
+        for (ConcurrentNavigableMap<Integer, String> view : List.of(m, m.descendingMap(), m.subMap(10, 30))) {
+            int sortedDistinct = Spliterator.SORTED | Spliterator.DISTINCT | Spliterator.ORDERED
+                    | Spliterator.NONNULL | Spliterator.CONCURRENT;
+            Spliterator<Integer> keys = view.keySet().spliterator();
+            Spliterator<Map.Entry<Integer, String>> entries = view.entrySet().spliterator();
+            assertEquals(sortedDistinct, keys.characteristics() & sortedDistinct);
+            assertEquals(sortedDistinct, entries.characteristics() & sortedDistinct);
+            List<Map.Entry<Integer, String>> seen = new ArrayList<>();
+            entries.forEachRemaining(e -> seen.add(Map.entry(e.getKey(), e.getValue())));
+            List<Map.Entry<Integer, String>> sorted = new ArrayList<>(seen);
+            sorted.sort(entries.getComparator());
+            assertEquals(sorted, seen, "entries come in their spliterator's comparator order");
+            assertEquals(new ArrayList<>(view.entrySet()), seen);
+            List<Integer> keyList = new ArrayList<>();
+            keys.forEachRemaining(keyList::add);
+            List<Integer> sortedKeys = new ArrayList<>(keyList);
+            sortedKeys.sort(keys.getComparator());
+            assertEquals(sortedKeys, keyList);
+        }
     }
 
     private static List<Integer> removeAheadWhileIterating(ConcurrentNavigableMap<Integer, String> m) {
