@@ -207,7 +207,9 @@ class KeyHazardsTest {
     /**
      * The switch to in-place keys happens at a key whose chunk was replaced since the scan entered
      * it: the protection fails, and the scan re-locates by its last copied key and goes on in
-     * order, with nothing skipped or repeated.
+     * order, with nothing skipped or repeated. The key the scan stands on was removed and its
+     * memory reused by other keys meanwhile (it was copied, not protected), so re-locating by
+     * that key read in place instead of by its copy would restart the scan below zero.
      */
     @Test
     void switchingToInPlaceKeysInAReplacedChunkRelocates() {
@@ -219,7 +221,12 @@ class KeyHazardsTest {
             assertTrue(scan.advance());
             assertTrue(scan.advance());
             assertEquals(1, intKey(scan.reusableKeyView()));
-            churnBelow(m, 0); // replaces the chunk the scan is in
+            m.delete(1);
+            churnBelow(m, 0); // replaces the chunk the scan is in, and deletes key 1's memory
+            for (int i = 0; i < 200; i++) {
+                m.put(-10_000 + i, val(i, 4), false); // stay, below the scan: reuse the freed key memory
+            }
+            assertEquals(1, intKey(scan.reusableKeyView()), "the view reads the scan's copy");
             for (int i = 2; i < 64; i++) {
                 assertTrue(scan.advance());
                 assertEquals(i, intKey(scan.reusableKeyView()));
