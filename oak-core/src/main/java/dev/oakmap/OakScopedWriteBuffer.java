@@ -5,7 +5,8 @@ import java.lang.foreign.MemorySegment;
 /**
  * A writable view of a value (or of a key being serialized) valid only inside the callback that
  * received it. While a compute callback runs, its value is locked against other writers and
- * readers never observe a partial update: the whole callback is applied atomically.
+ * readers never observe a partial update: the whole callback is applied atomically, or, if it
+ * throws, not at all (its writes are undone).
  *
  * <p>Writes are absolute, bounds-checked and big-endian; writing outside {@link #capacity()}
  * throws {@link IndexOutOfBoundsException} and touches nothing.

@@ -41,10 +41,11 @@ public interface OakZeroCopyMap<K, V> {
 
     /**
      * If {@code key} is mapped, runs {@code computer} on its value in place, atomically: no reader
-     * sees a partial update, no other writer runs on the same value at the same time. If the
-     * computer throws, the exception propagates and the value keeps whatever the computer wrote
-     * before throwing (the mapping stays present and the map stays usable). The computer must not
-     * access this map.
+     * sees a partial update, no other writer runs on the same value at the same time. All or
+     * nothing: if the computer throws (an exception or an error, a write out of bounds included),
+     * its writes are undone before any other thread can see the value, and the exception
+     * propagates unchanged; the mapping stays present with its old bytes and the map stays usable.
+     * The computer must not access this map.
      *
      * @return true if the key was present and the computer ran
      */

@@ -612,7 +612,9 @@ class ConcurrentStressTest {
      * Writers rewrite a few large values in place with values of the same size (so the slice and
      * its length never change) while readers read them through every read path. A reader must
      * never get a value mixing two writes: the optimistic read must notice every write that
-     * overlapped it, even one that leaves the header's length and version as they were.
+     * overlapped it, even one that leaves the header's length and version as they were. Some
+     * in-place computers write half a new value and throw: their writes must be undone before any
+     * reader sees them.
      */
     @ParameterizedTest(name = "seed={0}")
     @MethodSource("seeds")
@@ -634,13 +636,14 @@ class ConcurrentStressTest {
                 writers.add(() -> {
                     for (int i = 0; i < writesPerWriter; i++) {
                         int k = wr.nextInt(keys);
-                        switch (i % 3) {
+                        switch (i % 4) {
                             case 0 -> zc.computeIfPresent(k, b -> {
                                 Blob o = Blob.read(b).ofKey(k);
                                 new Blob(k, o.seq() + 1, len).write(b);
                             });
                             case 1 -> map.put(k, new Blob(k, i, len)).ofKey(k);
-                            default -> map.compute(k, (x, o) -> new Blob(k, o.seq() + 1, len));
+                            case 2 -> map.compute(k, (x, o) -> new Blob(k, o.seq() + 1, len));
+                            default -> writeHalfAndThrow(zc, k, len, wr.nextInt(len));
                         }
                     }
                 });
@@ -685,6 +688,29 @@ class ConcurrentStressTest {
             TestMaps.runConcurrently(ctx, TIMEOUT_S, all);
             System.out.printf("%s: %d writes, %d reads in %d ms%n", ctx, writesPerWriter, reads.get(),
                     (System.nanoTime() - t0) / 1_000_000);
+        }
+    }
+
+    /**
+     * An in-place computer that starts a new blob (header and the first {@code upTo} filler
+     * bytes) and then throws: its writes must be undone before any reader sees them.
+     */
+    private static void writeHalfAndThrow(OakZeroCopyMap<Integer, Blob> zc, int k, int len, int upTo) {
+        IllegalStateException injected = new IllegalStateException("injected by the test");
+        try {
+            zc.computeIfPresent(k, b -> {
+                Blob next = new Blob(k, Blob.read(b).ofKey(k).seq() + 1, len);
+                b.putLong(4, next.seq());
+                for (int i = 0; i < upTo; i++) {
+                    b.put(16 + i, Blob.filler(k, next.seq(), i));
+                }
+                throw injected;
+            });
+            throw new AssertionError("the computer's exception did not propagate");
+        } catch (IllegalStateException e) {
+            if (e != injected) {
+                throw e;
+            }
         }
     }
 

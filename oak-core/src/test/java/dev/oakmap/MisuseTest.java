@@ -605,18 +605,49 @@ class MisuseTest {
                     model.put(key, expected + 1);
                 });
             }
-            // an in-place computer that writes and then throws keeps what it wrote (documented)
-            cases.put("zc.computeIfPresent writes then throws", () -> {
-                Throwable t = assertThrows(Throwable.class, () -> zc.computeIfPresent(40, b -> {
-                    b.putLong(0, 123_456L);
-                    throw boom;
-                }));
-                assertSame(boom, t);
-                Long v = map.get(40);
-                assertNotNull(v, "key 40 must stay present");
-                assertEquals(123_456L, v, "a failed in-place computer keeps what it wrote (OakZeroCopyMap doc)");
-                model.put(40, v);
+            // in-place computers are all or nothing: what a failing computer wrote is undone
+            Map<String, Consumer<OakScopedWriteBuffer>> failing = new java.util.LinkedHashMap<>();
+            failing.put("one write", b -> {
+                b.putLong(0, 123_456L);
+                throw boom;
             });
+            failing.put("writes of every width", b -> {
+                b.put(7, (byte) 1).putChar(0, 'x').putShort(2, (short) 3).putInt(4, 4).putFloat(1, 1f);
+                b.putDouble(0, 2.5).putLong(0, b.getLong(0) + 1).putBytes(1, new byte[] {9, 9, 9}, 0, 3);
+                throw boom;
+            });
+            failing.put("many writes", b -> {
+                for (int i = 0; i < 1000; i++) {
+                    b.putInt(i % 5, i);
+                }
+                throw boom;
+            });
+            failing.put("a writable segment", b -> {
+                b.putLong(0, 5L);
+                b.writableSegment().fill((byte) 7);
+                b.putLong(0, 6L);
+                throw boom;
+            });
+            failing.put("an error", b -> {
+                b.putLong(0, 42L);
+                throw new StackOverflowError("injected by the test");
+            });
+            failing.put("a write out of bounds after a valid one", b -> b.putLong(0, 99L).putLong(4, 1L));
+            int failingKey = 40;
+            for (Map.Entry<String, Consumer<OakScopedWriteBuffer>> c : failing.entrySet()) {
+                int key = failingKey;
+                failingKey += 2; // the map holds even keys
+                cases.put("zc.computeIfPresent, " + c.getKey() + ", then throws", () -> {
+                    Long before = map.get(key);
+                    assertNotNull(before, "key " + key);
+                    assertThrows(Throwable.class, () -> zc.computeIfPresent(key, c.getValue()));
+                    assertEquals(before, map.get(key), "a failed in-place computer changes nothing");
+                    assertThrows(Throwable.class, () -> zc.putIfAbsentComputeIfPresent(key, 1L, c.getValue()));
+                    assertEquals(before, map.get(key), "nor through putIfAbsentComputeIfPresent");
+                    assertTrue(zc.computeIfPresent(key, b -> b.putLong(0, b.getLong(0) + 1)));
+                    model.put(key, before + 1);
+                });
+            }
             runCases("throwing functions", cases, () -> assertHolds("after throwing function", map, model));
             TestMaps.assertSameContents("after throwing functions", map, model, new Random(5), 200);
             assertUsable("after throwing functions", map, model);

@@ -4,6 +4,7 @@ import dev.oakmap.OakScopedWriteBuffer;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
 import java.util.Objects;
 
 /**
@@ -14,6 +15,17 @@ import java.util.Objects;
  * neighbour's bytes), and by the segment itself (so even a bug in this class is an exception, not
  * a crash). A buffer is {@linkplain #close() closed} when its scope ends; later use throws
  * {@link IllegalStateException}. Instances are confined to one thread.
+ *
+ * <h2>Undo journal</h2>
+ * In-place computes are all or nothing: a computer that throws leaves the value as it found it.
+ * While {@linkplain #journalWrites() journaling}, each write first saves the bytes it is about to
+ * overwrite, and {@link #rollBack} puts them back, newest first. A write of 1, 2, 4 or 8 bytes
+ * saves its old bytes in two journal slots (position and size; old bits). A write of another
+ * width, a {@linkplain #writableSegment() writable segment} (through which anything may be
+ * written), or a journal about to outgrow twice the window (16 bytes a write) take one copy of
+ * the whole window instead, after which nothing more is journaled; rolling back restores that
+ * copy first, then undoes the small writes made before it. So undo costs at most about three
+ * times the window, and the common update of a field or two costs a read of what it overwrites.
  */
 public final class SliceBuffer implements OakScopedWriteBuffer {
     private MemorySegment segment;
@@ -21,6 +33,13 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
     private int length;
     private boolean writable;
     private boolean open;
+    /** Whether writes are journaled ({@link #journalWrites}). */
+    private boolean journaling;
+    /** Two slots per small write, oldest first: {@code position << 4 | size}, then the old bits. */
+    private long[] journal;
+    private int journalSlots;
+    /** A copy of the whole window, taken by the first write that is not journaled alone. */
+    private byte[] snapshot;
 
     /** Creates a closed buffer; {@link #open} positions it. */
     public SliceBuffer() {}
@@ -45,6 +64,75 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
     /** Ends the scope: later accesses throw. */
     public void close() {
         open = false;
+        journaling = false;
+        journalSlots = 0;
+        snapshot = null;
+    }
+
+    /** Journals this scope's writes from now on, so that {@link #rollBack} can undo them. */
+    public void journalWrites() {
+        journaling = true;
+        journalSlots = 0;
+        snapshot = null;
+    }
+
+    /**
+     * Undoes every write journaled in this scope (see "Undo journal"), so the window holds what it
+     * held when journaling began. Called with the write lock held, before other threads may look.
+     * A failure to restore (the map closed meanwhile) is added to {@code cause} as suppressed.
+     */
+    public void rollBack(Throwable cause) {
+        try {
+            if (snapshot != null) {
+                Bytes.copyIn(snapshot, 0, segment, base, length);
+            }
+            for (int i = journalSlots - 2; i >= 0; i -= 2) {
+                restore(journal[i] >>> 4, (int) (journal[i] & 0xF), journal[i + 1]);
+            }
+        } catch (RuntimeException e) {
+            cause.addSuppressed(e);
+        }
+        journalSlots = 0;
+        snapshot = null;
+    }
+
+    /** Saves what a write of {@code size} bytes at segment position {@code at} will overwrite. */
+    private void save(long at, int size) {
+        if (snapshot != null || size == 0) {
+            return;
+        }
+        boolean small = size == 8 || size == 4 || size == 2 || size == 1;
+        if (!small || journalSlots / 2 >= Math.max(8, length / 8)) { // 16 journal bytes a write: at most 2x the window
+            takeSnapshot();
+            return;
+        }
+        if (journal == null || journalSlots == journal.length) {
+            journal = journal == null ? new long[8] : Arrays.copyOf(journal, 2 * journal.length);
+        }
+        long old = switch (size) {
+            case 1 -> segment.get(ValueLayout.JAVA_BYTE, at);
+            case 2 -> segment.get(Layouts.SHORT, at);
+            case 4 -> segment.get(Layouts.INT, at);
+            default -> segment.get(Layouts.LONG, at);
+        };
+        journal[journalSlots] = at << 4 | size;
+        journal[journalSlots + 1] = old;
+        journalSlots += 2;
+    }
+
+    private void takeSnapshot() {
+        byte[] copy = new byte[length];
+        Bytes.copyOut(segment, base, copy, 0, length);
+        snapshot = copy;
+    }
+
+    private void restore(long at, int size, long old) {
+        switch (size) {
+            case 1 -> segment.set(ValueLayout.JAVA_BYTE, at, (byte) old);
+            case 2 -> segment.set(Layouts.SHORT, at, (short) old);
+            case 4 -> segment.set(Layouts.INT, at, (int) old);
+            default -> segment.set(Layouts.LONG, at, old);
+        }
     }
 
     private long at(int index, int size) {
@@ -59,7 +147,11 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
         if (!writable) {
             throw new UnsupportedOperationException("read-only buffer");
         }
-        return at(index, size);
+        long at = at(index, size);
+        if (journaling) {
+            save(at, size);
+        }
+        return at;
     }
 
     @Override public int capacity() { return length; }
@@ -101,6 +193,9 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
     @Override
     public MemorySegment writableSegment() {
         wat(0, 0);
+        if (journaling && snapshot == null) {
+            takeSnapshot(); // anything may be written through it
+        }
         return segment.asSlice(base, length);
     }
 

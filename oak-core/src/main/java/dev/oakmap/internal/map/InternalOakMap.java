@@ -408,8 +408,12 @@ public final class InternalOakMap<K, V> {
         }
         MemorySegment seg = values.segment(ref);
         SliceBuffer b = new SliceBuffer(seg, values.dataOffset(ref), values.length(seg, ref), true);
+        b.journalWrites(); // all or nothing: a computer that throws leaves the value as it was
         try {
             computer.accept(b);
+        } catch (Throwable t) {
+            b.rollBack(t); // under the write lock: no reader or writer saw the partial update
+            throw t;
         } finally {
             b.close();
             values.unlock(ref, h);
