@@ -40,6 +40,17 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
     private int journalSlots;
     /** A copy of the whole window, taken by the first write that is not journaled alone. */
     private byte[] snapshot;
+    /** The thread's spare holder {@link #snapshot} was taken from, to give it back; null if allocated. */
+    private byte[][] spareHolder;
+
+    /**
+     * Per thread, one spare array for snapshots of windows up to {@link #SPARE_MAX} bytes, so that
+     * code that updates a large value through its writable segment on every call (sketches in a
+     * rollup, say) does not allocate a copy each time. Taken out of its holder while in use, so a
+     * compute nested in another (on another map) never shares it.
+     */
+    private static final ThreadLocal<byte[][]> SPARE = ThreadLocal.withInitial(() -> new byte[1][]);
+    private static final int SPARE_MAX = 64 << 10;
 
     /** Creates a closed buffer; {@link #open} positions it. */
     public SliceBuffer() {}
@@ -66,14 +77,14 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
         open = false;
         journaling = false;
         journalSlots = 0;
-        snapshot = null;
+        dropSnapshot();
     }
 
     /** Journals this scope's writes from now on, so that {@link #rollBack} can undo them. */
     public void journalWrites() {
         journaling = true;
         journalSlots = 0;
-        snapshot = null;
+        dropSnapshot();
     }
 
     /**
@@ -93,7 +104,7 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
             cause.addSuppressed(e);
         }
         journalSlots = 0;
-        snapshot = null;
+        dropSnapshot();
     }
 
     /** Saves what a write of {@code size} bytes at segment position {@code at} will overwrite. */
@@ -121,9 +132,33 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
     }
 
     private void takeSnapshot() {
-        byte[] copy = new byte[length];
+        byte[] copy;
+        if (length <= SPARE_MAX) {
+            byte[][] holder = SPARE.get();
+            copy = holder[0];
+            if (copy != null && copy.length >= length) {
+                holder[0] = null;
+            } else {
+                copy = new byte[Math.max(length, 256)];
+            }
+            spareHolder = holder;
+        } else {
+            copy = new byte[length];
+        }
         Bytes.copyOut(segment, base, copy, 0, length);
         snapshot = copy;
+    }
+
+    /** Forgets the snapshot, giving a small one back to its thread's holder for the next. */
+    private void dropSnapshot() {
+        byte[][] holder = spareHolder;
+        if (holder != null) {
+            if (holder[0] == null || holder[0].length < snapshot.length) {
+                holder[0] = snapshot;
+            }
+            spareHolder = null;
+        }
+        snapshot = null;
     }
 
     private void restore(long at, int size, long old) {
