@@ -48,7 +48,24 @@ public interface OakScopedWriteBuffer extends OakScopedReadBuffer {
      * over a {@code byte[]} to 1): read and write multi-byte values with unaligned layouts, such
      * as {@link java.lang.foreign.ValueLayout#JAVA_LONG_UNALIGNED}; an aligned layout may throw.
      *
+     * <p>Inside an in-place compute, asking for this segment costs a copy of the whole value (the
+     * compute's undo journal must be able to restore anything written through it); for a large
+     * value of which the computer writes a part, ask for {@link #writableSegment(int, int)}.
+     *
      * @return a segment of {@link #capacity()} bytes
      */
     MemorySegment writableSegment();
+
+    /**
+     * A writable {@link MemorySegment} over {@code length} bytes of this slice from {@code index},
+     * valid only inside the callback, with the alignment caveat of {@link #writableSegment()}.
+     * Inside an in-place compute it costs a copy of that range only.
+     *
+     * @return a segment of {@code length} bytes
+     * @throws IndexOutOfBoundsException if the range is not inside the slice
+     */
+    default MemorySegment writableSegment(int index, int length) {
+        java.util.Objects.checkFromIndexSize(index, length, capacity());
+        return writableSegment().asSlice(index, length);
+    }
 }

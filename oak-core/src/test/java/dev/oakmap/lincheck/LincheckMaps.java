@@ -86,6 +86,16 @@ final class LincheckMaps {
     }
 
     /** The in-place increment used by the zero-copy operations: value + 1, on the off-heap bytes. */
+    /** The failure a test's computer throws on purpose (shared, without a stack trace). */
+    static final class InjectedFailure extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        static final InjectedFailure INSTANCE = new InjectedFailure();
+
+        private InjectedFailure() {
+            super("injected by the test", null, false, false);
+        }
+    }
+
     static void increment(OakScopedWriteBuffer b) {
         long v = OakCommonTypes.LONG_SERIALIZER.deserialize(b);
         OakCommonTypes.LONG_SERIALIZER.serialize(v + 1, b);

@@ -91,6 +91,10 @@ public class MapSpec {
         return map.computeIfPresent(key, (k, v) -> v + 1) != null;
     }
 
+    public boolean zcIncrementThenFail(int key) {
+        return map.containsKey(key); // the failed computer's write is undone
+    }
+
     public boolean zcPutIfAbsent(int key, long value) {
         return map.putIfAbsent(key, value) == null;
     }

@@ -26,8 +26,9 @@ import java.util.Map;
  * <p>Operations: the legacy {@code get, containsKey, put, putIfAbsent, remove, remove(k, v),
  * replace, replace(k, o, n), computeIfPresent, compute, merge}, the zero-copy {@code get} (the
  * long read through the returned view, or null if absent or removed before it was read),
- * {@code putIfAbsentComputeIfPresent} and {@code computeIfPresent} (in-place increments),
- * {@code putIfAbsent} and {@code remove}. Keys are 1..5 and chunks hold 4 entries, so splits,
+ * {@code putIfAbsentComputeIfPresent} and {@code computeIfPresent} (in-place increments, and
+ * an increment that throws after writing, which must change nothing), {@code putIfAbsent} and
+ * {@code remove}. Keys are 1..5 and chunks hold 4 entries, so splits,
  * merges and compactions happen inside the scenarios (an empty chunk has one free slot; every
  * chunk is rebuilt after one to a few insertions).
  *
@@ -141,6 +142,22 @@ public class OakMapLincheckTest {
     @Operation
     public boolean zcComputeIfPresent(@Param(name = "key") int key) {
         return map.zc().computeIfPresent(key, LincheckMaps::increment);
+    }
+
+    /**
+     * An in-place increment whose computer throws after writing: in-place computes are all or
+     * nothing, so this changes nothing. @return true if the key was present (the computer ran)
+     */
+    @Operation
+    public boolean zcIncrementThenFail(@Param(name = "key") int key) {
+        try {
+            return map.zc().computeIfPresent(key, b -> {
+                LincheckMaps.increment(b);
+                throw LincheckMaps.InjectedFailure.INSTANCE;
+            });
+        } catch (LincheckMaps.InjectedFailure expected) {
+            return true;
+        }
     }
 
     @Operation

@@ -20,12 +20,15 @@ import java.util.Objects;
  * In-place computes are all or nothing: a computer that throws leaves the value as it found it.
  * While {@linkplain #journalWrites() journaling}, each write first saves the bytes it is about to
  * overwrite, and {@link #rollBack} puts them back, newest first. A write of 1, 2, 4 or 8 bytes
- * saves its old bytes in two journal slots (position and size; old bits). A write of another
- * width, a {@linkplain #writableSegment() writable segment} (through which anything may be
- * written), or a journal about to outgrow twice the window (16 bytes a write) take one copy of
- * the whole window instead, after which nothing more is journaled; rolling back restores that
- * copy first, then undoes the small writes made before it. So undo costs at most about three
- * times the window, and the common update of a field or two costs a read of what it overwrites.
+ * saves its old bytes in two journal slots (position and size; old bits); a write of another
+ * width, or a {@linkplain #writableSegment(int, int) writable segment} over part of the window
+ * (through which anything in that part may be written, at any time in the scope), saves a copy of
+ * its range. A writable segment over the whole window, or a journal about to hold more than twice
+ * the window, takes one copy of the whole window instead, after which nothing more is journaled.
+ * Restoring newest first is right even where ranges overlap: each byte ends up as the oldest
+ * entry covering it saw it, and no write reached it before that entry was taken. So undo costs
+ * at most about three times the window, and the common update of a field or two costs a read of
+ * what it overwrites.
  */
 public final class SliceBuffer implements OakScopedWriteBuffer {
     private MemorySegment segment;
@@ -35,9 +38,17 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
     private boolean open;
     /** Whether writes are journaled ({@link #journalWrites}). */
     private boolean journaling;
-    /** Two slots per small write, oldest first: {@code position << 4 | size}, then the old bits. */
+    /**
+     * Two slots per entry, oldest first: {@code position << 4 | size}, then the old bits; size 0
+     * marks a range, whose second slot indexes {@link #ranges}.
+     */
     private long[] journal;
     private int journalSlots;
+    /** Copies of the ranges journaled whole, in order. */
+    private byte[][] ranges;
+    private int rangeCount;
+    /** Bytes the journal holds (16 an entry, plus the ranges' copies), to bound it. */
+    private long journalBytes;
     /** A copy of the whole window, taken by the first write that is not journaled alone. */
     private byte[] snapshot;
     /** The thread's spare holder {@link #snapshot} was taken from, to give it back; null if allocated. */
@@ -76,14 +87,22 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
     public void close() {
         open = false;
         journaling = false;
-        journalSlots = 0;
-        dropSnapshot();
+        clearJournal();
     }
 
     /** Journals this scope's writes from now on, so that {@link #rollBack} can undo them. */
     public void journalWrites() {
         journaling = true;
+        clearJournal();
+    }
+
+    private void clearJournal() {
         journalSlots = 0;
+        journalBytes = 0;
+        if (rangeCount > 0) {
+            Arrays.fill(ranges, 0, rangeCount, null);
+            rangeCount = 0;
+        }
         dropSnapshot();
     }
 
@@ -103,8 +122,7 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
         } catch (RuntimeException e) {
             cause.addSuppressed(e);
         }
-        journalSlots = 0;
-        dropSnapshot();
+        clearJournal();
     }
 
     /** Saves what a write of {@code size} bytes at segment position {@code at} will overwrite. */
@@ -113,22 +131,45 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
             return;
         }
         boolean small = size == 8 || size == 4 || size == 2 || size == 1;
-        if (!small || journalSlots / 2 >= Math.max(8, length / 8)) { // 16 journal bytes a write: at most 2x the window
+        long cost = small ? 16 : 16L + size;
+        if ((size == length && !small) || journalBytes + cost > Math.max(128, 2L * length)) {
             takeSnapshot();
             return;
         }
+        journalBytes += cost;
         if (journal == null || journalSlots == journal.length) {
             journal = journal == null ? new long[8] : Arrays.copyOf(journal, 2 * journal.length);
         }
-        long old = switch (size) {
-            case 1 -> segment.get(ValueLayout.JAVA_BYTE, at);
-            case 2 -> segment.get(Layouts.SHORT, at);
-            case 4 -> segment.get(Layouts.INT, at);
-            default -> segment.get(Layouts.LONG, at);
-        };
-        journal[journalSlots] = at << 4 | size;
+        long old;
+        if (small) {
+            old = switch (size) {
+                case 1 -> segment.get(ValueLayout.JAVA_BYTE, at);
+                case 2 -> segment.get(Layouts.SHORT, at);
+                case 4 -> segment.get(Layouts.INT, at);
+                default -> segment.get(Layouts.LONG, at);
+            };
+        } else {
+            old = saveRange(at, size);
+        }
+        journal[journalSlots] = at << 4 | (small ? size : 0);
         journal[journalSlots + 1] = old;
         journalSlots += 2;
+    }
+
+    /** @return the bytes this scope's journal holds now, copies included (for tests) */
+    long journaledBytes() {
+        return journalBytes + (snapshot != null ? length : 0);
+    }
+
+    /** Copies a range about to be written. @return its index in {@link #ranges} */
+    private int saveRange(long at, int size) {
+        byte[] copy = new byte[size];
+        Bytes.copyOut(segment, at, copy, 0, size);
+        if (ranges == null || rangeCount == ranges.length) {
+            ranges = ranges == null ? new byte[4][] : Arrays.copyOf(ranges, 2 * ranges.length);
+        }
+        ranges[rangeCount] = copy;
+        return rangeCount++;
     }
 
     private void takeSnapshot() {
@@ -163,6 +204,10 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
 
     private void restore(long at, int size, long old) {
         switch (size) {
+            case 0 -> {
+                byte[] copy = ranges[(int) old];
+                Bytes.copyIn(copy, 0, segment, at, copy.length);
+            }
             case 1 -> segment.set(ValueLayout.JAVA_BYTE, at, (byte) old);
             case 2 -> segment.set(Layouts.SHORT, at, (short) old);
             case 4 -> segment.set(Layouts.INT, at, (int) old);
@@ -227,11 +272,12 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
 
     @Override
     public MemorySegment writableSegment() {
-        wat(0, 0);
-        if (journaling && snapshot == null) {
-            takeSnapshot(); // anything may be written through it
-        }
-        return segment.asSlice(base, length);
+        return segment.asSlice(wat(0, length), length); // journaled whole: anything may be written through it
+    }
+
+    @Override
+    public MemorySegment writableSegment(int index, int length) {
+        return segment.asSlice(wat(index, length), length); // journaled as a range
     }
 
     /** @return the segment of the window's block (internal fast paths) */

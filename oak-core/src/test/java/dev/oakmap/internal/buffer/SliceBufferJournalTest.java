@@ -9,6 +9,8 @@ import java.util.Arrays;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /**
  * {@link SliceBuffer}'s undo journal: a rollback restores the window exactly, whatever mix of
@@ -73,6 +75,30 @@ class SliceBufferJournalTest {
         }
     }
 
+    @Test
+    void journalCostFollowsWhatIsWrittenNotTheValueSize() {
+        try (Arena arena = Arena.ofConfined()) {
+            int big = 1 << 20;
+            MemorySegment seg = arena.allocate(big);
+            randomize(seg, new Random(5));
+            byte[] before = seg.toArray(ValueLayout.JAVA_BYTE);
+            SliceBuffer b = new SliceBuffer(seg, 0, big, true);
+            b.journalWrites();
+            b.putLong(12_345, 1L);
+            b.writableSegment(500_000, 64).fill((byte) 9);
+            b.putBytes(900_000, new byte[100], 0, 100);
+            assertEquals(16 + (16 + 64) + (16 + 100), b.journaledBytes(), "three entries, no copy of the value");
+            b.writableSegment().fill((byte) 1);
+            assertEquals(212 + big, b.journaledBytes(), "a segment over all of it copies all of it");
+            b.putLong(0, 2L);
+            assertEquals(212 + big, b.journaledBytes(), "and nothing more is journaled");
+            b.rollBack(new RuntimeException());
+            b.close();
+            assertArrayEquals(before, seg.toArray(ValueLayout.JAVA_BYTE));
+            assertThrows(IndexOutOfBoundsException.class, () -> new SliceBuffer(seg, 0, 16, true).writableSegment(8, 9));
+        }
+    }
+
     private static void randomize(MemorySegment seg, Random rnd) {
         byte[] data = new byte[(int) seg.byteSize()];
         rnd.nextBytes(data);
@@ -82,7 +108,7 @@ class SliceBufferJournalTest {
     /** One write of a random kind at a random place that fits (or an out-of-bounds attempt). */
     private static void writeSomething(SliceBuffer b, Random rnd) {
         int cap = b.capacity();
-        int kind = rnd.nextInt(10);
+        int kind = rnd.nextInt(11);
         int width = switch (kind) {
             case 0 -> 1;
             case 1, 2 -> 2;
@@ -110,6 +136,7 @@ class SliceBufferJournalTest {
                 }
             }
             case 8 -> b.writableSegment().asSlice(at, width).fill((byte) rnd.nextInt());
+            case 9 -> b.writableSegment(at, width).fill((byte) rnd.nextInt());
             default -> {
                 byte[] src = new byte[width];
                 rnd.nextBytes(src);
