@@ -2,6 +2,7 @@ package dev.oakmap;
 
 import dev.oakmap.TestMaps.Blob;
 import dev.oakmap.TestMaps.Task;
+import dev.oakmap.common.OakCommonTypes;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -392,6 +393,61 @@ class MisuseTest {
             });
             runCases("bad value serializer", cases, () -> assertHolds("after bad value", map, model));
             assertUsable("bad value serializer", map, model);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // a deserializer that returns null
+    // ------------------------------------------------------------------------------------------
+
+    /** The common int serializer, except that it reads 7 back as null (a broken serializer). */
+    private static final OakSerializer<Integer> NULL_FOR_SEVEN = new OakSerializer<>() {
+        private final OakSerializer<Integer> ints = OakCommonTypes.INTEGER_SERIALIZER;
+
+        @Override
+        public void serialize(Integer v, OakScopedWriteBuffer b) {
+            ints.serialize(v, b);
+        }
+
+        @Override
+        public Integer deserialize(OakScopedReadBuffer b) {
+            Integer v = ints.deserialize(b);
+            return v == 7 ? null : v;
+        }
+
+        @Override
+        public int calculateSize(Integer v) {
+            return ints.calculateSize(v);
+        }
+    };
+
+    @Test
+    void aDeserializerReturningNullIsASerializationError() {
+        try (OakMap<Integer, Integer> values = new OakMapBuilder<>(OakCommonTypes.INTEGER_SERIALIZER,
+                NULL_FOR_SEVEN, OakCommonTypes.INTEGER_COMPARATOR).build()) {
+            values.put(1, 7);
+            values.put(2, 2);
+            assertThrows(OakSerializationException.class, () -> values.get(1));
+            assertThrows(OakSerializationException.class, () -> values.put(1, 8), "the old value cannot be read");
+            assertThrows(OakSerializationException.class, () -> values.compute(1, (k, v) -> v == null ? -1 : v));
+            assertThrows(OakSerializationException.class, () -> values.firstEntry());
+            assertThrows(OakSerializationException.class, () -> new ArrayList<>(values.entrySet()));
+            assertTrue(values.containsKey(1));
+            assertEquals(2, values.get(2));
+            assertEquals(2, values.size());
+            assertTrue(values.zc().remove(1)); // the zero-copy API does not deserialize
+            assertEquals(List.of(2), new ArrayList<>(values.keySet()));
+        }
+        try (OakMap<Integer, Integer> keys = new OakMapBuilder<>(NULL_FOR_SEVEN,
+                OakCommonTypes.INTEGER_SERIALIZER, OakCommonTypes.INTEGER_COMPARATOR)
+                .build()) {
+            keys.put(7, 1);
+            keys.put(8, 2);
+            assertThrows(OakSerializationException.class, keys::firstKey);
+            assertThrows(OakSerializationException.class, () -> new ArrayList<>(keys.keySet()));
+            assertEquals(8, keys.lastKey());
+            assertEquals(1, keys.get(7));
+            assertEquals(2, keys.size());
         }
     }
 

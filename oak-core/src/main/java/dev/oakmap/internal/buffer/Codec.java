@@ -1,5 +1,6 @@
 package dev.oakmap.internal.buffer;
 
+import dev.oakmap.OakScopedReadBuffer;
 import dev.oakmap.OakSerializationException;
 import dev.oakmap.OakSerializer;
 
@@ -42,16 +43,35 @@ public final class Codec {
         }
     }
 
-    /** Deserializes the window {@code [base, base + length)} of {@code segment}. */
+    /**
+     * Deserializes the window {@code [base, base + length)} of {@code segment}.
+     *
+     * @throws OakSerializationException if the serializer returns null
+     */
     public static <T> T read(OakSerializer<T> serializer, MemorySegment segment, long base, int length) {
         SliceBuffer buffer = new SliceBuffer(segment, base, length, false);
         try {
-            return serializer.deserialize(buffer);
+            return deserialize(serializer, buffer);
         } catch (RuntimeException e) {
             throw freedUnder(segment) ? memoryGone(e) : e;
         } finally {
             buffer.close();
         }
+    }
+
+    /**
+     * Runs {@code deserialize} on a buffer the caller has opened. A map holds no null keys or
+     * values, so a serializer that returns null is broken: left alone, a present mapping would
+     * look absent to {@code get} and {@code compute} and present to {@code containsKey}.
+     *
+     * @throws OakSerializationException if the serializer returns null
+     */
+    public static <T> T deserialize(OakSerializer<T> serializer, OakScopedReadBuffer buffer) {
+        T object = serializer.deserialize(buffer);
+        if (object == null) {
+            throw new OakSerializationException("deserialize returned null (a map holds no null keys or values)", null);
+        }
+        return object;
     }
 
     /**

@@ -221,7 +221,7 @@ public final class KeyOps<K> {
         K k = null;
         Throwable failure = null;
         try {
-            k = serializer.deserialize(b);
+            k = Codec.deserialize(serializer, b);
         } catch (Throwable e) {
             failure = e;
         } finally {

@@ -118,7 +118,7 @@ public final class InternalOakMap<K, V> {
         this.keys = new KeyOps<>(keySerializer, comparator,
                 SliceManager.create(keyScheme, allocator, BlockAllocator.Kind.KEY));
         this.valueSerializer = valueSerializer;
-        this.deserializer = valueSerializer::deserialize;
+        this.deserializer = b -> Codec.deserialize(valueSerializer, b);
         this.values = SliceManager.create(valueScheme, allocator, BlockAllocator.Kind.VALUE);
         this.liveValues = values::isLive;
         this.index = new ChunkIndex(Chunk.empty(Rebalancer.slotsFor(0, chunkCapacity, rebalanceRatio)));
