@@ -44,6 +44,13 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
      */
     private long[] journal;
     private int journalSlots;
+    /**
+     * The oldest entry, when it is a small write, kept in fields: the common update of a field or
+     * two then allocates no journal array.
+     */
+    private boolean hasFirst;
+    private long firstMeta;
+    private long firstOld;
     /** Copies of the ranges journaled whole, in order. */
     private byte[][] ranges;
     private int rangeCount;
@@ -97,6 +104,7 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
     }
 
     private void clearJournal() {
+        hasFirst = false;
         journalSlots = 0;
         journalBytes = 0;
         if (rangeCount > 0) {
@@ -119,6 +127,9 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
             for (int i = journalSlots - 2; i >= 0; i -= 2) {
                 restore(journal[i] >>> 4, (int) (journal[i] & 0xF), journal[i + 1]);
             }
+            if (hasFirst) {
+                restore(firstMeta >>> 4, (int) (firstMeta & 0xF), firstOld);
+            }
         } catch (RuntimeException e) {
             cause.addSuppressed(e);
         }
@@ -127,10 +138,22 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
 
     /** Saves what a write of {@code size} bytes at segment position {@code at} will overwrite. */
     private void save(long at, int size) {
+        boolean small = size == 8 || size == 4 || size == 2 || size == 1;
+        if (small && !hasFirst && journalSlots == 0 && snapshot == null) { // the first write of the scope
+            firstOld = readSmall(at, size);
+            firstMeta = at << 4 | size;
+            hasFirst = true;
+            journalBytes = 16;
+            return;
+        }
+        saveMore(at, size, small);
+    }
+
+    /** {@link #save}, past the first small write. */
+    private void saveMore(long at, int size, boolean small) {
         if (snapshot != null || size == 0) {
             return;
         }
-        boolean small = size == 8 || size == 4 || size == 2 || size == 1;
         long cost = small ? 16 : 16L + size;
         if ((size == length && !small) || journalBytes + cost > Math.max(128, 2L * length)) {
             takeSnapshot();
@@ -140,20 +163,19 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
         if (journal == null || journalSlots == journal.length) {
             journal = journal == null ? new long[8] : Arrays.copyOf(journal, 2 * journal.length);
         }
-        long old;
-        if (small) {
-            old = switch (size) {
-                case 1 -> segment.get(ValueLayout.JAVA_BYTE, at);
-                case 2 -> segment.get(Layouts.SHORT, at);
-                case 4 -> segment.get(Layouts.INT, at);
-                default -> segment.get(Layouts.LONG, at);
-            };
-        } else {
-            old = saveRange(at, size);
-        }
+        long old = small ? readSmall(at, size) : saveRange(at, size);
         journal[journalSlots] = at << 4 | (small ? size : 0);
         journal[journalSlots + 1] = old;
         journalSlots += 2;
+    }
+
+    private long readSmall(long at, int size) {
+        return switch (size) {
+            case 1 -> segment.get(ValueLayout.JAVA_BYTE, at);
+            case 2 -> segment.get(Layouts.SHORT, at);
+            case 4 -> segment.get(Layouts.INT, at);
+            default -> segment.get(Layouts.LONG, at);
+        };
     }
 
     /** @return the bytes this scope's journal holds now, copies included (for tests) */
