@@ -63,9 +63,10 @@ import java.util.function.Supplier;
  * performed atomically: the function runs while the value's lock is held, so no other update of
  * the same key interleaves with it. The function may nevertheless be invoked more than once
  * (and its earlier results discarded) if the call races with a concurrent insertion or removal of
- * the same key; it should be free of side effects, and it must not access this map (doing so
- * may deadlock or fail). If the function throws, the exception propagates and the mapping is
- * left unchanged.
+ * the same key; it should be free of side effects, and it should not access this map. Reading or
+ * writing other keys works; touching its own key would wait for itself, so that throws
+ * {@link IllegalStateException} (after a brief spin), and the mapping is left unchanged. If the
+ * function throws, the exception propagates and the mapping is left unchanged.
  *
  * <h2>Iteration</h2>
  *

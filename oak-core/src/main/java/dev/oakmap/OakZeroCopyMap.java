@@ -45,7 +45,9 @@ public interface OakZeroCopyMap<K, V> {
      * nothing: if the computer throws (an exception or an error, a write out of bounds included),
      * its writes are undone before any other thread can see the value, and the exception
      * propagates unchanged; the mapping stays present with its old bytes and the map stays usable.
-     * The computer must not access this map.
+     * The computer should not access this map: other keys work, but touching its own key would
+     * wait for itself, so that throws {@link IllegalStateException} and the value is left as it
+     * was.
      *
      * @return true if the key was present and the computer ran
      */

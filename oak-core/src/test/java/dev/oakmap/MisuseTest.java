@@ -397,6 +397,58 @@ class MisuseTest {
     }
 
     // ------------------------------------------------------------------------------------------
+    // a compute function that accesses its own key
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * A function passed to an atomic update runs under its value's lock; one that reads or writes
+     * the same key would wait for itself. It fails with IllegalStateException instead of hanging,
+     * the update is undone, and the key stays usable, under every value scheme.
+     */
+    @ParameterizedTest(name = "values={0}")
+    @org.junit.jupiter.params.provider.EnumSource(MemoryScheme.class)
+    void aComputeFunctionThatAccessesItsOwnKeyFailsInsteadOfHanging(MemoryScheme scheme) {
+        try (OakMap<Integer, Long> map = TestMaps.builder(TestMaps.LONG_VAL, CHUNK).valueMemory(scheme).build()) {
+            TreeMap<Integer, Long> model = fill(map, 20);
+            OakZeroCopyMap<Integer, Long> zc = map.zc();
+            Map<String, Executable> selfAccess = new java.util.LinkedHashMap<>();
+            selfAccess.put("compute reading its key", () -> map.compute(2, (k, v) -> v + map.get(2)));
+            selfAccess.put("compute writing its key", () -> map.compute(4, (k, v) -> map.put(4, 1L)));
+            selfAccess.put("computeIfPresent removing its key", () -> map.computeIfPresent(6, (k, v) -> map.remove(6)));
+            selfAccess.put("merge reading its key", () -> map.merge(8, 1L, (a, b) -> a + map.get(8)));
+            selfAccess.put("zc.computeIfPresent reading its key", () -> zc.computeIfPresent(10, b -> {
+                b.putLong(0, -5L);
+                b.putLong(0, map.get(10));
+            }));
+            selfAccess.put("zc.putIfAbsentComputeIfPresent updating its key",
+                    () -> zc.putIfAbsentComputeIfPresent(12, 1L, b -> zc.computeIfPresent(12, c -> c.putLong(0, 0L))));
+            Map<String, Executable> cases = new java.util.LinkedHashMap<>();
+            int key = 2;
+            for (Map.Entry<String, Executable> c : selfAccess.entrySet()) {
+                int k = key;
+                key += 2;
+                cases.put(c.getKey(), () -> {
+                    IllegalStateException e = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                            java.time.Duration.ofSeconds(30), () -> assertThrows(IllegalStateException.class, c.getValue()),
+                            "must fail, not hang");
+                    assertTrue(e.getMessage().contains("same key"), e.getMessage());
+                    assertEquals(model.get(k), map.get(k), "the update is undone");
+                    assertEquals(model.get(k) + 1, map.merge(k, 1L, Long::sum), "and the key usable");
+                    model.put(k, model.get(k) + 1);
+                });
+            }
+            runCases("self access, values " + scheme, cases, () -> assertHolds("after self access", map, model));
+            // another key, read or written inside the function, is fine
+            assertEquals(model.get(14) + model.get(16), map.compute(14, (k, v) -> v + map.get(16)));
+            model.put(14, model.get(14) + model.get(16));
+            assertTrue(zc.computeIfPresent(18, b -> b.putLong(0, map.put(16, 3L))));
+            model.put(18, model.get(16));
+            model.put(16, 3L);
+            assertHolds("after access to other keys", map, model);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
     // a deserializer that returns null
     // ------------------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ import dev.oakmap.internal.memory.BlockAllocator;
 import dev.oakmap.internal.memory.BlockPool;
 import dev.oakmap.internal.memory.Refs;
 import dev.oakmap.internal.reclaim.SliceManager;
+import dev.oakmap.internal.wait.HeldLocks;
 
 import java.lang.foreign.MemorySegment;
 import java.util.AbstractMap.SimpleImmutableEntry;
@@ -410,7 +411,7 @@ public final class InternalOakMap<K, V> {
         SliceBuffer b = new SliceBuffer(seg, values.dataOffset(ref), values.length(seg, ref), true);
         b.journalWrites(); // all or nothing: a computer that throws leaves the value as it was
         try {
-            computer.accept(b);
+            HeldLocks.run(ref, computer, b);
         } catch (Throwable t) {
             b.rollBack(t); // under the write lock: no reader or writer saw the partial update
             throw t;
@@ -582,12 +583,15 @@ public final class InternalOakMap<K, V> {
                     if (h != SliceManager.GONE) {
                         V old;
                         V nv;
+                        HeldLocks held = HeldLocks.hold(ref);
                         try {
                             old = deserializeValue(ref);
                             nv = ifPresent.apply(key, old);
                         } catch (RuntimeException | Error e) {
                             values.unlock(ref, h);
                             throw e;
+                        } finally {
+                            held.release();
                         }
                         // Only an internal marker skips the write: a user function may mutate the
                         // (freshly deserialized) old value and return that same object.

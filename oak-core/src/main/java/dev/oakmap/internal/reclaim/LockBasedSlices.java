@@ -3,6 +3,7 @@ package dev.oakmap.internal.reclaim;
 import dev.oakmap.MemoryScheme;
 import dev.oakmap.internal.memory.BlockAllocator;
 import dev.oakmap.internal.wait.Backoff;
+import dev.oakmap.internal.wait.HeldLocks;
 import dev.oakmap.internal.memory.Refs;
 
 import java.lang.foreign.MemorySegment;
@@ -109,6 +110,9 @@ public final class LockBasedSlices extends SliceManager {
             if ((h & WRITER) == 0 && STATE.compareAndSet(seg, off, h, h + 1)) {
                 return h + 1;
             }
+            if (spins == HeldLocks.CHECK_AT && (h & WRITER) != 0) {
+                HeldLocks.checkNotHeld(ref); // a compute's function reading its own key
+            }
             Backoff.pause(spins);
         }
     }
@@ -135,6 +139,9 @@ public final class LockBasedSlices extends SliceManager {
             }
             if ((h & (WRITER | READERS)) == 0 && STATE.compareAndSet(seg, off, h, h | WRITER)) {
                 return h | WRITER;
+            }
+            if (spins == HeldLocks.CHECK_AT) {
+                HeldLocks.checkNotHeld(ref); // a compute's function writing its own key
             }
             Backoff.pause(spins);
         }

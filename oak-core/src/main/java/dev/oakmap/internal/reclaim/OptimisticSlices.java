@@ -3,6 +3,7 @@ package dev.oakmap.internal.reclaim;
 import dev.oakmap.MemoryScheme;
 import dev.oakmap.internal.memory.BlockAllocator;
 import dev.oakmap.internal.wait.Backoff;
+import dev.oakmap.internal.wait.HeldLocks;
 import dev.oakmap.internal.memory.Refs;
 
 import java.lang.foreign.MemorySegment;
@@ -172,6 +173,9 @@ public final class OptimisticSlices extends SliceManager {
             if (!writing(h)) {
                 return h;
             }
+            if (spins == HeldLocks.CHECK_AT) {
+                HeldLocks.checkNotHeld(ref); // a compute's function reading its own key
+            }
             Backoff.pause(spins);
         }
     }
@@ -200,7 +204,20 @@ public final class OptimisticSlices extends SliceManager {
                     return locked;
                 }
             }
+            if (spins == HeldLocks.CHECK_AT) {
+                checkNotHeldByCaller(ref);
+            }
             Backoff.pause(spins);
+        }
+    }
+
+    /** {@link HeldLocks#checkNotHeld}, withdrawing this write's announcement before it throws. */
+    private void checkNotHeldByCaller(long ref) {
+        try {
+            HeldLocks.checkNotHeld(ref);
+        } catch (IllegalStateException e) {
+            withdraw(ref);
+            throw e;
         }
     }
 

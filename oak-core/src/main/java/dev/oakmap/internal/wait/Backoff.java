@@ -18,7 +18,7 @@ public final class Backoff {
     private Backoff() {}
 
     /** Spins before giving the processor away. */
-    private static final int SPINS = 128;
+    static final int SPINS = 128;
     /** The longest park of a waiting virtual thread, in nanoseconds. */
     private static final long MAX_PARK_NANOS = 1_000_000;
 
