@@ -422,6 +422,10 @@ class MisuseTest {
             }));
             selfAccess.put("zc.putIfAbsentComputeIfPresent updating its key",
                     () -> zc.putIfAbsentComputeIfPresent(12, 1L, b -> zc.computeIfPresent(12, c -> c.putLong(0, 0L))));
+            if (scheme == MemoryScheme.LOCK_BASED) { // only there does a read hold a lock while the function runs
+                selfAccess.put("a zero-copy read's transform writing its key",
+                        () -> zc.get(14).transform(b -> map.put(14, b.getLong(0) + 100)));
+            }
             Map<String, Executable> cases = new java.util.LinkedHashMap<>();
             int key = 2;
             for (Map.Entry<String, Executable> c : selfAccess.entrySet()) {
@@ -439,11 +443,16 @@ class MisuseTest {
             }
             runCases("self access, values " + scheme, cases, () -> assertHolds("after self access", map, model));
             // another key, read or written inside the function, is fine
-            assertEquals(model.get(14) + model.get(16), map.compute(14, (k, v) -> v + map.get(16)));
-            model.put(14, model.get(14) + model.get(16));
-            assertTrue(zc.computeIfPresent(18, b -> b.putLong(0, map.put(16, 3L))));
-            model.put(18, model.get(16));
-            model.put(16, 3L);
+            assertEquals(model.get(30) + model.get(32), map.compute(30, (k, v) -> v + map.get(32)));
+            model.put(30, model.get(30) + model.get(32));
+            assertTrue(zc.computeIfPresent(34, b -> b.putLong(0, map.put(32, 3L))));
+            model.put(34, model.get(32));
+            model.put(32, 3L);
+            assertEquals(model.get(36), zc.get(36).transform(b -> {
+                map.put(38, 5L); // another key, from a read's function
+                return b.getLong(0);
+            }));
+            model.put(38, 5L);
             assertHolds("after access to other keys", map, model);
         }
     }
