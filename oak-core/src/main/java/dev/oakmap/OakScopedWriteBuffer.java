@@ -1,6 +1,7 @@
 package dev.oakmap;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Objects;
 
 /**
  * A writable view of a value (or of a key being serialized) valid only inside the callback that
@@ -65,7 +66,7 @@ public interface OakScopedWriteBuffer extends OakScopedReadBuffer {
      * @throws IndexOutOfBoundsException if the range is not inside the slice
      */
     default MemorySegment writableSegment(int index, int length) {
-        java.util.Objects.checkFromIndexSize(index, length, capacity());
+        Objects.checkFromIndexSize(index, length, capacity());
         return writableSegment().asSlice(index, length);
     }
 }

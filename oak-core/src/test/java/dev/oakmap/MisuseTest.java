@@ -6,8 +6,10 @@ import dev.oakmap.common.OakCommonTypes;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -34,6 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -406,7 +409,7 @@ class MisuseTest {
      * the update is undone, and the key stays usable, under every value scheme.
      */
     @ParameterizedTest(name = "values={0}")
-    @org.junit.jupiter.params.provider.EnumSource(MemoryScheme.class)
+    @EnumSource(MemoryScheme.class)
     void aComputeFunctionThatAccessesItsOwnKeyFailsInsteadOfHanging(MemoryScheme scheme) {
         try (OakMap<Integer, Long> map = TestMaps.builder(TestMaps.LONG_VAL, CHUNK).valueMemory(scheme).build()) {
             TreeMap<Integer, Long> model = fill(map, 20);
@@ -432,8 +435,8 @@ class MisuseTest {
                 int k = key;
                 key += 2;
                 cases.put(c.getKey(), () -> {
-                    IllegalStateException e = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
-                            java.time.Duration.ofSeconds(30), () -> assertThrows(IllegalStateException.class, c.getValue()),
+                    IllegalStateException e = assertTimeoutPreemptively(
+                            Duration.ofSeconds(30), () -> assertThrows(IllegalStateException.class, c.getValue()),
                             "must fail, not hang");
                     assertTrue(e.getMessage().contains("same key"), e.getMessage());
                     assertEquals(model.get(k), map.get(k), "the update is undone");

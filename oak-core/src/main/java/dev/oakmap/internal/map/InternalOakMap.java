@@ -410,12 +410,14 @@ public final class InternalOakMap<K, V> {
         MemorySegment seg = values.segment(ref);
         SliceBuffer b = new SliceBuffer(seg, values.dataOffset(ref), values.length(seg, ref), true);
         b.journalWrites(); // all or nothing: a computer that throws leaves the value as it was
+        HeldLocks held = HeldLocks.hold(ref);
         try {
-            HeldLocks.run(ref, computer, b);
+            computer.accept(b);
         } catch (Throwable t) {
             b.rollBack(t); // under the write lock: no reader or writer saw the partial update
             throw t;
         } finally {
+            held.release();
             b.close();
             values.unlock(ref, h);
         }

@@ -45,16 +45,6 @@ public final class HeldLocks {
         return h;
     }
 
-    /** Runs {@code function} on {@code argument} holding {@code ref} ({@link #hold}, then release). */
-    public static <T> void run(long ref, java.util.function.Consumer<T> function, T argument) {
-        HeldLocks h = hold(ref);
-        try {
-            function.accept(argument);
-        } finally {
-            h.depth--;
-        }
-    }
-
     /** Ends the latest {@link #hold} of this thread. */
     public void release() {
         depth--;
