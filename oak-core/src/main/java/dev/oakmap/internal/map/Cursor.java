@@ -132,6 +132,11 @@ public final class Cursor<K, V> {
      * Descending: the chunk's last entry, pushed alone by {@link #startAtTail} so that the first
      * step does not walk the bypass holding it (appended keys make it long); {@link Chunk#NONE}
      * once that bypass is loaded. A lastKey() of a map fed in key order took 300 ns, walking it.
+     * It is set only while the stack holds that entry or nothing (every load of a bypass clears
+     * it): an index left over from a chunk the cursor has since re-located away from would make
+     * {@link #loadBypassBelowPeeked} load a bypass of the new chunk a second time, returning its
+     * keys twice (seen once in a stress test: a scan's first key read went stale, and the new
+     * last chunk was entered through its dead-suffix hint, a path that did not clear it).
      */
     private int peeked = Chunk.NONE;
     /** Descending: dead entries met since the start at a chunk's end, up to the first live one. */
@@ -497,8 +502,7 @@ public final class Cursor<K, V> {
      */
     private void loadBypassBelowPeeked() {
         int p = peeked;
-        peeked = Chunk.NONE;
-        loadBypass(sorted, null, false);
+        loadBypass(sorted, null, false); // clears peeked
         while (stackSize > 0 && stack[--stackSize] != p) {
             // p is in this bypass (it was the list's last entry, after the last sorted one)
         }
@@ -529,7 +533,6 @@ public final class Cursor<K, V> {
     /** Positions on {@code c}, below {@code bound} (inclusive or not). */
     private void seekDescending(Chunk c, K bound, boolean inclusive) {
         inTailRun = false;
-        peeked = Chunk.NONE;
         chunk = c;
         loadBypass(c.floorSorted(bound, keys.prefix(bound), keys), bound, inclusive);
     }
@@ -542,6 +545,7 @@ public final class Cursor<K, V> {
         long bp = bound == null ? 0 : keys.prefix(bound);
         sorted = s;
         stackSize = 0;
+        peeked = Chunk.NONE; // the stack no longer holds a peeked entry (see peeked)
         int cur = s == Chunk.NONE ? chunk.nextEntry(Chunk.NONE) : s;
         while (cur != Chunk.NONE && (cur == s || !chunk.isSorted(cur))) {
             if (bound != null) {
