@@ -51,9 +51,9 @@ import java.util.concurrent.atomic.LongAdder;
  * <h2>Operations</h2>
  * put, putIfAbsent, remove, replace, compute, merge, computeIfPresent, zero-copy put, remove and
  * in-place rewrites of owned keys (churn); increments of counters; get and zero-copy get of any key;
- * ascending and descending scans over random ranges, through the legacy entry set or the
- * zero-copy stream set, checking order, self-checking values, stable keys and the scanning
- * thread's own keys.
+ * ascending and descending scans over random ranges and from the ends of the map, through the
+ * legacy entry set or the zero-copy stream set, checking order, self-checking values, stable keys
+ * and the scanning thread's own keys.
  *
  * <p>Prints progress every few seconds and a summary; exits with status 1 on the first failure
  * (after printing it), 0 otherwise.
@@ -655,30 +655,51 @@ public final class StressTool {
     }
 
     /**
-     * A scan of a random range (up to 400 keys), ascending or descending, legacy or zero-copy.
-     * Checks: strict order, every value whole, every stable key of the range returned, and this
-     * thread's own keys of the range exactly as in its model (they cannot change during the scan).
+     * A scan, ascending or descending, legacy or zero-copy, of one of four shapes: a random range
+     * of up to 400 keys; the keys from a random key to the end of the map, from the start of the
+     * map to a random key, or the whole map, each of these cut off after up to 400 mappings. The
+     * open-ended shapes start at the map's ends (a descending scan of the whole map starts at the
+     * last chunk, which a bounded range never does) and stop early, so the first steps of scans
+     * are exercised as often as their middles. Checks: strict order, keys within the range, every
+     * value whole, every stable key of the part covered returned, and this thread's own keys of
+     * that part exactly as in its model (they cannot change during the scan).
      */
     private void scan(OpKind kind, SplittableRandom rnd, int id, Map<Integer, Long> model) {
         boolean desc = kind == OpKind.SCAN_DESC || kind == OpKind.ZC_SCAN_DESC;
         boolean zc = kind == OpKind.ZC_SCAN_ASC || kind == OpKind.ZC_SCAN_DESC;
         int from = rnd.nextInt(cfg.keys);
         int to = Math.min(cfg.keys, from + 1 + rnd.nextInt(400));
-        NavigableMap<Integer, byte[]> range = map.subMap(from, true, to, false);
+        int shape = rnd.nextInt(4);
+        NavigableMap<Integer, byte[]> range = switch (shape) {
+            case 0 -> map.subMap(from, true, to, false);
+            case 1 -> map.tailMap(from, true);
+            case 2 -> map.headMap(to, false);
+            default -> map;
+        };
+        int lo = shape == 0 || shape == 1 ? from : -COUNTERS; // the counters lie below every other key
+        int hi = shape == 0 || shape == 2 ? to : cfg.keys;
+        int limit = shape == 0 ? Integer.MAX_VALUE : 1 + rnd.nextInt(400);
+        String what = kind + " [" + lo + "," + hi + ")" + (limit < Integer.MAX_VALUE ? " first " + limit : "");
         OakMap<Integer, byte[]> view = (OakMap<Integer, byte[]>) (desc ? range.descendingMap() : range);
         List<Integer> stableSeen = new ArrayList<>();
         Map<Integer, Long> mineSeen = new HashMap<>();
         int[] prev = {Integer.MIN_VALUE};
-        boolean[] first = {true};
-        java.util.function.BiConsumer<Integer, byte[]> visit = (k, v) -> {
-            if (!first[0] && (desc ? k >= prev[0] : k <= prev[0])) {
-                throw new Failure(kind + " [" + from + "," + to + "): " + prev[0] + " then " + k);
+        int[] count = {0};
+        java.util.function.IntConsumer step = k -> {
+            if (count[0] > 0 && (desc ? k >= prev[0] : k <= prev[0])) {
+                throw new Failure(what + ": " + prev[0] + " then " + k);
             }
-            if (k < from || k >= to) {
-                throw new Failure(kind + " [" + from + "," + to + "): returned key " + k + " outside the range");
+            if (k < lo || k >= hi) {
+                throw new Failure(what + ": returned key " + k + " outside the range");
             }
-            first[0] = false;
+            count[0]++;
             prev[0] = k;
+        };
+        java.util.function.BiConsumer<Integer, byte[]> visit = (k, v) -> {
+            step.accept(k);
+            if (k < 0) {
+                return; // a counter: 8 bytes, checked by the counter invariant
+            }
             long seq = Value.check(k, v, cfg.valueSize);
             if (isStable(k)) {
                 stableSeen.add(k);
@@ -688,7 +709,14 @@ public final class StressTool {
         };
         if (zc) {
             for (Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer> e : view.zc().entryStreamSet()) {
+                if (count[0] == limit) {
+                    break;
+                }
                 int k = e.getKey().transform(OakCommonTypes.INTEGER_SERIALIZER::deserialize);
+                if (k < 0) {
+                    visit.accept(k, null);
+                    continue;
+                }
                 byte[] v;
                 try {
                     v = e.getValue().transform(Value::copy);
@@ -696,30 +724,36 @@ public final class StressTool {
                     if (isStable(k) || isOwnedBy(k, id)) {
                         throw new Failure(kind + ": value of stable or own key " + k + " reported deleted");
                     }
-                    prev[0] = k;
-                    first[0] = false;
+                    step.accept(k);
                     continue;
                 }
                 visit.accept(k, v);
             }
         } else {
             for (Map.Entry<Integer, byte[]> e : view.entrySet()) {
+                if (count[0] == limit) {
+                    break;
+                }
                 visit.accept(e.getKey(), e.getValue());
             }
         }
+        // the part of the range the scan covered: all of it, or up to the last key if cut off
+        boolean cut = count[0] == limit;
+        int coveredLo = cut && desc ? prev[0] : lo;
+        int coveredHi = cut && !desc ? prev[0] + 1 : hi;
         int expectedStable = 0;
-        for (int k = from; k < to; k++) {
+        for (int k = Math.max(coveredLo, 0); k < coveredHi; k++) {
             if (isStable(k)) {
                 expectedStable++;
             }
         }
         if (stableSeen.size() != expectedStable) {
-            throw new Failure(kind + " [" + from + "," + to + "): saw " + stableSeen.size() + " stable keys, expected "
-                    + expectedStable + ": " + stableSeen);
+            throw new Failure(what + ": saw " + stableSeen.size() + " stable keys in [" + coveredLo + "," + coveredHi
+                    + "), expected " + expectedStable + ": " + stableSeen);
         }
         for (int k : owned[id]) {
-            if (k >= from && k < to && !java.util.Objects.equals(model.get(k), mineSeen.get(k))) {
-                throw new Failure(kind + " [" + from + "," + to + "): own key " + k + " seen with seq " + mineSeen.get(k)
+            if (k >= coveredLo && k < coveredHi && !java.util.Objects.equals(model.get(k), mineSeen.get(k))) {
+                throw new Failure(what + ": own key " + k + " seen with seq " + mineSeen.get(k)
                         + ", model has " + model.get(k));
             }
         }
