@@ -54,12 +54,9 @@ class CursorRelocationTest {
     @Test
     void aDescendingScanThatReLocatesAtItsFirstKeyReturnsEachKeyOnce() {
         HookedComparator cmp = new HookedComparator();
-        InternalOakMap<Integer, int[]> m = new InternalOakMap<>(INT, ARR, cmp, 64L << 20, 1 << 20, 16, 0.5,
-                MemoryScheme.NOVA, MemoryScheme.NOVA);
+        InternalOakMap<Integer, int[]> m = newMap(cmp);
         try {
-            for (int k = 10; k <= 40; k += 10) {
-                m.put(k, val(k, 1), false);
-            }
+            putAll(m, 10, 20, 30, 40);
             m.compact(m.index().last()); // sorted entries 1-4: 10, 20, 30, 40
             m.put(50, val(50, 1), false); // appended: entries 5 and 6
             m.put(60, val(60, 1), false);
@@ -82,15 +79,92 @@ class CursorRelocationTest {
                 setUp.add("released=" + old.isReleased() + " hint=" + replacement.deadAfter()
                         + " first=" + probe.key());
             });
-            Cursor<Integer, int[]> scan = m.cursor(25, true, null, false, true);
-            List<Integer> keys = new ArrayList<>();
-            while (scan.advance() && keys.size() < 10) {
-                keys.add(scan.key());
-            }
+            List<Integer> keys = keys(m.cursor(25, true, null, false, true));
             assertEquals(List.of("released=true hint=2 first=47"), setUp, "the hook ran as designed");
             assertEquals(List.of(47, 45, 40, 30), keys);
         } finally {
             m.close();
         }
+    }
+
+    /**
+     * The ascending mirror: the first key read goes stale as the first chunk is compacted, with
+     * keys removed and inserted meanwhile; the scan starts again from the new first chunk.
+     */
+    @Test
+    void anAscendingScanThatReLocatesAtItsFirstKeyStartsAgainFromTheNewHead() {
+        HookedComparator cmp = new HookedComparator();
+        InternalOakMap<Integer, int[]> m = newMap(cmp);
+        try {
+            putAll(m, 10, 20, 30, 40, 50, 60);
+            m.compact(m.index().first());
+            Chunk old = m.index().first();
+            List<Boolean> released = new ArrayList<>();
+            cmp.hook.set(() -> {
+                // the scan is comparing its first entry (10) with its upper bound
+                m.delete(10);
+                m.delete(20);
+                m.put(15, val(15, 1), false);
+                m.compact(old);
+                released.add(old.isReleased());
+            });
+            assertEquals(List.of(15, 30, 40, 50), keys(m.cursor(null, false, 55, false, false)));
+            assertEquals(List.of(true), released, "the hook ran as designed");
+        } finally {
+            m.close();
+        }
+    }
+
+    /**
+     * Re-locating after keys were returned: a descending scan's read goes stale in the middle, and
+     * it goes on strictly below the last key it returned, through the replacement chunk, seeing
+     * what was inserted below that key and not what was removed.
+     */
+    @Test
+    void aDescendingScanThatReLocatesInTheMiddleGoesOnBelowItsLastKey() {
+        HookedComparator cmp = new HookedComparator();
+        InternalOakMap<Integer, int[]> m = newMap(cmp);
+        try {
+            putAll(m, 10, 20, 30, 40, 50, 60);
+            m.compact(m.index().last());
+            Chunk old = m.index().last();
+            Cursor<Integer, int[]> scan = m.cursor(25, true, null, false, true);
+            assertTrue(scan.advance());
+            assertEquals(60, scan.key());
+            List<Boolean> released = new ArrayList<>();
+            cmp.hook.set(() -> {
+                // the scan is comparing its next entry (50) with its lower bound
+                m.delete(50);
+                m.put(65, val(65, 1), false); // above the last key returned: not for this scan
+                m.put(55, val(55, 1), false);
+                m.put(45, val(45, 1), false);
+                m.compact(old);
+                released.add(old.isReleased());
+            });
+            List<Integer> rest = keys(scan);
+            assertEquals(List.of(true), released, "the hook ran as designed");
+            assertEquals(List.of(55, 45, 40, 30), rest);
+        } finally {
+            m.close();
+        }
+    }
+
+    private static InternalOakMap<Integer, int[]> newMap(HookedComparator cmp) {
+        return new InternalOakMap<>(INT, ARR, cmp, 64L << 20, 1 << 20, 16, 0.5, MemoryScheme.NOVA, MemoryScheme.NOVA);
+    }
+
+    private static void putAll(InternalOakMap<Integer, int[]> m, int... keys) {
+        for (int k : keys) {
+            m.put(k, val(k, 1), false);
+        }
+    }
+
+    /** @return the keys a cursor returns from here on (at most 20, so that a loop shows as a failure) */
+    private static List<Integer> keys(Cursor<Integer, int[]> c) {
+        List<Integer> out = new ArrayList<>();
+        while (out.size() < 20 && c.advance()) {
+            out.add(c.key());
+        }
+        return out;
     }
 }
