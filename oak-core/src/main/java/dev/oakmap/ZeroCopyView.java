@@ -20,10 +20,8 @@ import java.util.function.Predicate;
  *
  * <p>The bulk collections ({@link #keySet()} and friends) support iteration, {@code size} and
  * {@code isEmpty}, and removal through {@link Iterator#remove()}, which removes the mapping of the
- * element last returned. On {@link #values()} and the stream variants (whose iterators reuse one
- * view object), {@code remove()} must directly follow {@code next()}: a {@code hasNext()} in
- * between moves the cursor on, and {@code remove()} then throws {@link IllegalStateException}. The
- * key and entry sets have no such restriction. Every other mutator of these collections throws
+ * element last returned, also after a {@code hasNext()} has moved the iterator on (as
+ * {@link Iterator} allows). Every other mutator of these collections throws
  * {@link UnsupportedOperationException}.
  */
 final class ZeroCopyView<K, V> implements OakZeroCopyMap<K, V> {
@@ -253,8 +251,9 @@ final class ZeroCopyView<K, V> implements OakZeroCopyMap<K, V> {
     }
 
     /**
-     * Iterates a cursor, looking ahead only when {@code hasNext} is called, so that
-     * {@code remove()} right after {@code next()} finds the cursor still on the returned mapping.
+     * Iterates a cursor, looking ahead only when {@code hasNext} is called. {@code remove()}
+     * removes the cursor's current mapping if it has not looked ahead since {@code next()}, and
+     * its previous one if it has ({@link Cursor#removePrevious}).
      */
     private final class ZcIterator<E> implements Iterator<E> {
         private final Cursor<K, V> cursor;
@@ -265,8 +264,6 @@ final class ZeroCopyView<K, V> implements OakZeroCopyMap<K, V> {
         private boolean lookedAhead;
         private boolean hasNext;
         private boolean canRemove;
-        /** The key view of the last returned element (non-stream only), to remove it later. */
-        private OakUnscopedBuffer lastKeyView;
 
         ZcIterator(Kind kind, boolean stream) {
             this.cursor = m.viewCursor();
@@ -321,13 +318,9 @@ final class ZeroCopyView<K, V> implements OakZeroCopyMap<K, V> {
                 };
             } else {
                 e = switch (kind) {
-                    case KEYS -> lastKeyView = cursor.keyView();
-                    case VALUES -> {
-                        lastKeyView = null;
-                        yield cursor.valueView();
-                    }
-                    case ENTRIES -> new AbstractMap.SimpleImmutableEntry<>(
-                            lastKeyView = cursor.keyView(), cursor.valueView());
+                    case KEYS -> cursor.keyView();
+                    case VALUES -> cursor.valueView();
+                    case ENTRIES -> new AbstractMap.SimpleImmutableEntry<>(cursor.keyView(), cursor.valueView());
                 };
             }
             return (E) e;
@@ -339,20 +332,11 @@ final class ZeroCopyView<K, V> implements OakZeroCopyMap<K, V> {
                 throw new IllegalStateException("next() was not called, or remove() was already called");
             }
             canRemove = false;
-            K key;
-            if (!lookedAhead) {
-                key = cursor.key(); // still positioned on the element last returned
-            } else if (lastKeyView != null) {
-                try {
-                    key = lastKeyView.transform(m.keySerializer::deserialize);
-                } catch (DeletedMemoryAccessException alreadyRemoved) {
-                    return;
-                }
+            if (lookedAhead) {
+                cursor.removePrevious(); // hasNext() moved the cursor past the element last returned
             } else {
-                throw new IllegalStateException(
-                        "remove() must directly follow next() once hasNext() has moved the cursor on");
+                cursor.removeCurrent();
             }
-            m.internal.delete(key);
         }
     }
 }

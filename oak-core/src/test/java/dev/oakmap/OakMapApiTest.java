@@ -790,6 +790,59 @@ class OakMapApiTest {
         assertThrows(IllegalStateException.class, eit::remove);
     }
 
+    /**
+     * {@link Iterator#remove()} on every zero-copy collection, in both directions, right after
+     * {@code next()}, after a {@code hasNext()} that moved the iterator on (allowed by the
+     * contract), and after the last element: the same mappings go as from the skiplist's
+     * iterators doing the same. 60 mappings, so that scans read keys in place past their first.
+     */
+    @Test
+    void zcIteratorsRemoveTheElementLastReturnedAlsoAfterLookingAhead() {
+        for (boolean desc : new boolean[] {false, true}) {
+            for (int kind = 0; kind < 6; kind++) {
+                OakMap<Integer, String> m = newMap();
+                ConcurrentSkipListMap<Integer, String> ref = new ConcurrentSkipListMap<>();
+                IntStream.range(0, 60).forEach(i -> {
+                    m.put(i, "v" + i);
+                    ref.put(i, "v" + i);
+                });
+                OakZeroCopyMap<Integer, String> zc = (desc ? m.descendingMap() : m).zc();
+                Iterator<?> it = switch (kind) {
+                    case 0 -> zc.keySet().iterator();
+                    case 1 -> zc.values().iterator();
+                    case 2 -> zc.entrySet().iterator();
+                    case 3 -> zc.keyStreamSet().iterator();
+                    case 4 -> zc.valueStreamSet().iterator();
+                    default -> zc.entryStreamSet().iterator();
+                };
+                removeInPattern(it);
+                removeInPattern((desc ? ref.descendingMap() : ref).values().iterator());
+                String ctx = (desc ? "descending " : "ascending ") + "kind " + kind;
+                assertEquals(ref, m, ctx);
+                assertEquals(19, m.size(), ctx); // 20 removed right after next(), 20 after a hasNext(), and the last
+            }
+        }
+    }
+
+    /** Removes every third element right after next(), every third after a hasNext(), and the last. */
+    private static void removeInPattern(Iterator<?> it) {
+        for (int i = 0; it.hasNext(); i++) {
+            it.next();
+            if (i % 3 == 0) {
+                it.remove();
+            } else if (i % 3 == 1) {
+                boolean more = it.hasNext();
+                it.remove();
+                assertThrows(IllegalStateException.class, it::remove);
+                if (!more) {
+                    return;
+                }
+            } else if (!it.hasNext()) {
+                it.remove();
+            }
+        }
+    }
+
     @Test
     void zcOfViewsRespectsRangeAndDirection() {
         OakMap<Integer, String> m = newMap();

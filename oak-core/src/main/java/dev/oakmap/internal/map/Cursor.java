@@ -164,6 +164,23 @@ public final class Cursor<K, V> {
     private ScanKeyView reusableKey;
     private SliceView reusableValue;
 
+    /**
+     * The mapping the cursor was on before the current one (see {@link #removePrevious}): where it
+     * was, and where its key can still be read. Copied from the current fields at each step, so
+     * it costs a few stores. Its key stays readable until the next step: copied keys are in
+     * {@link #prevCopy} (the array the next copy goes to is the other one), a key read in place
+     * stays protected by the hazard that does not hold the current key (the next
+     * {@link #protect} overwrites it), and other keys are never reclaimed.
+     */
+    private Chunk prevChunk;
+    private int prevEi;
+    private long prevKey = Refs.NULL;
+    private long prevValue;
+    /** The previous key's bytes are in {@link #prevCopy}, or else readable at {@link #prevKey}. */
+    private boolean prevCopied;
+    private byte[] prevCopy = NO_BYTES;
+    private int prevCopyLength;
+
     /** With reclaimed keys: an on-heap copy of the current key (and a spare for the next one). */
     private byte[] keyCopy = NO_BYTES;
     private MemorySegment keyCopySegment = NO_SEGMENT;
@@ -244,6 +261,7 @@ public final class Cursor<K, V> {
             boolean found = advanceOnce();
             if (!found) {
                 done = true;
+                keepCurrentAsPrevious();
                 if (hazard != null) {
                     releaseHazards();
                 }
@@ -940,6 +958,7 @@ public final class Cursor<K, V> {
     // ---------------------------------------------------------------- current mapping
 
     private void setCurrent(Chunk c, int ei, long k, long v) {
+        rememberCurrent(); // before anything may change: repeated as is if this step is retried
         if (keysInPlace) {
             protect(c, k);
         } else if (copiesKeys) {
@@ -1054,6 +1073,62 @@ public final class Cursor<K, V> {
         requireCurrent();
         if (!map.deleteAt(curChunk, curEi, curValue)) {
             map.delete(key()); // the value moved meanwhile: remove whatever the key holds now
+        }
+    }
+
+    /**
+     * Removes the mapping the cursor was on before its last {@link #advance} (the last one, if
+     * that advance found nothing more), if it is still present; like {@link #removeCurrent}, by
+     * its value's reference, else by its key. For iterators that have looked ahead.
+     *
+     * @throws IllegalStateException if the cursor was on no mapping before that advance
+     */
+    public void removePrevious() {
+        map.checkOpen();
+        if (prevKey == Refs.NULL) {
+            throw new IllegalStateException("the cursor was on no mapping before its last step");
+        }
+        if (!map.deleteAt(prevChunk, prevEi, prevValue)) {
+            map.delete(previousKey()); // the value moved meanwhile: remove whatever the key holds now
+        }
+    }
+
+    /** At each step, before the current mapping changes: it becomes the previous one. */
+    private void rememberCurrent() {
+        prevKey = curKey;
+        if (curKey == Refs.NULL) {
+            return;
+        }
+        prevChunk = curChunk;
+        prevEi = curEi;
+        prevValue = curValue;
+        prevCopied = copiesKeys; // then the current key's copy is in keyCopy, which the next copy does not write
+        prevCopy = keyCopy;
+        prevCopyLength = keyCopyLength;
+    }
+
+    /**
+     * When the scan ends: the current mapping becomes the previous one, its key copied if it was
+     * read in place, since its protection ends with the scan.
+     */
+    private void keepCurrentAsPrevious() {
+        rememberCurrent();
+        if (curKey != Refs.NULL && keysInPlace) {
+            prevCopy = keys.copy(curKey, NO_BYTES, copyLength, null); // still protected; a new array
+            prevCopyLength = copyLength[0];
+            prevCopied = true;
+        }
+    }
+
+    /** @return a deserialized copy of the previous key (see {@link #prevChunk}) */
+    private K previousKey() {
+        if (prevCopied) {
+            return keys.readCopy(prevCopy, prevCopyLength);
+        }
+        try {
+            return keys.read(prevKey, null);
+        } catch (StaleKeyException e) {
+            throw new IllegalStateException("the key a scan was on was reclaimed", e);
         }
     }
 

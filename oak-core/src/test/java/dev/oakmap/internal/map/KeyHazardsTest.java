@@ -11,6 +11,7 @@ import static dev.oakmap.internal.map.InternalOakMapModelTest.val;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -286,6 +287,53 @@ class KeyHazardsTest {
             // without reuse, 1980 rounds of 64 pairs would hold over 1.5 MB more
             assertTrue(m.offHeapUsedBytes() < settled + (256 << 10),
                     "used " + m.offHeapUsedBytes() + " bytes, " + settled + " after 20 rounds");
+        } finally {
+            m.close();
+        }
+    }
+
+    /**
+     * An iterator that has looked ahead removes the mapping it returned before ({@link
+     * Cursor#removePrevious}); that mapping's key was read in place, and stays protected until
+     * the cursor's next step even if the mapping is removed and its chunk compacted meanwhile: the
+     * removal then reads the right key, not memory reused by another.
+     */
+    @Test
+    void theKeyBeforeTheCurrentOneStaysProtectedForOneStep() {
+        InternalOakMap<Integer, int[]> m = newMap(8);
+        try {
+            fill(m);
+            Cursor<Integer, int[]> scan = inPlaceScan(m, null);
+            for (int i = 0; i <= 21; i++) {
+                assertTrue(scan.advance());
+            }
+            assertEquals(21, scan.key()); // the previous mapping: 20
+            m.delete(20);
+            m.compact(m.locate(20)); // drops key 20 from its chunk
+            churnBelow(m, 0);
+            assertTrue(m.keyHazards().deferredCount() >= 1, "key 20 protected, so deferred");
+            long size = m.size();
+            scan.removePrevious(); // 20 is gone already: removes nothing
+            assertEquals(size, m.size());
+            scan.removeCurrent();
+            assertEquals(size - 1, m.size());
+            assertNull(m.get(21));
+            assertTrue(scan.advance());
+            assertEquals(22, scan.key());
+            scan.removePrevious(); // 21, gone already
+            assertEquals(size - 1, m.size());
+            assertTrue(scan.advance());
+            scan.removePrevious(); // 22
+            assertNull(m.get(22));
+            assertEquals(size - 2, m.size());
+            churnBelow(m, 1);
+            assertEquals(0, m.keyHazards().deferredCount(), "20 given up two steps later");
+            while (scan.advance()) {
+                scan.key();
+            }
+            scan.removePrevious(); // the scan has ended: the last mapping, 63
+            assertNull(m.get(63));
+            assertEquals(size - 3, m.size());
         } finally {
             m.close();
         }
