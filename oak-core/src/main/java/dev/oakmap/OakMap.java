@@ -108,8 +108,6 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
     final InternalOakMap<K, V> internal;
     /** The key order (the builder's comparator). */
     final OakComparator<K> cmp;
-    /** Used to read back a key from a zero-copy key view. */
-    final OakSerializer<K> keySerializer;
     /** Lower bound in key order, or null for none. */
     final K lo;
     final boolean loInclusive;
@@ -131,11 +129,10 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
     private OakMap<K, V> descendingMapView;
     private ZeroCopyView<K, V> zcView;
 
-    private OakMap(InternalOakMap<K, V> internal, OakComparator<K> cmp, OakSerializer<K> keySerializer,
-                   K lo, boolean loInclusive, K hi, boolean hiInclusive, boolean descending) {
+    private OakMap(InternalOakMap<K, V> internal, OakComparator<K> cmp, K lo, boolean loInclusive, K hi,
+                   boolean hiInclusive, boolean descending) {
         this.internal = internal;
         this.cmp = cmp;
-        this.keySerializer = keySerializer;
         this.lo = lo;
         this.loInclusive = loInclusive;
         this.hi = hi;
@@ -150,7 +147,7 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
         InternalOakMap<K, V> internal = new InternalOakMap<>(b.keySerializer, b.valueSerializer, b.comparator,
                 b.memoryCapacity, b.blockSize, b.chunkCapacity, b.rebalanceRatio, b.keyMemory, b.valueMemory,
                 b.placePairs);
-        return new OakMap<>(internal, b.comparator, b.keySerializer, null, false, null, false, false);
+        return new OakMap<>(internal, b.comparator, null, false, null, false, false);
     }
 
     // ------------------------------------------------------------------------------------------
@@ -745,7 +742,7 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
         if (fromKey != null && toKey != null && cmp.compareKeys(fromKey, toKey) > 0) {
             throw new IllegalArgumentException("inconsistent range");
         }
-        return new OakMap<>(internal, cmp, keySerializer, fromKey, fromInclusive, toKey, toInclusive, descending);
+        return new OakMap<>(internal, cmp, fromKey, fromInclusive, toKey, toInclusive, descending);
     }
 
     /**
@@ -801,7 +798,7 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
     public OakMap<K, V> descendingMap() {
         OakMap<K, V> d = descendingMapView;
         if (d == null) {
-            d = new OakMap<>(internal, cmp, keySerializer, lo, loInclusive, hi, hiInclusive, !descending);
+            d = new OakMap<>(internal, cmp, lo, loInclusive, hi, hiInclusive, !descending);
             descendingMapView = d;
         }
         return d;
