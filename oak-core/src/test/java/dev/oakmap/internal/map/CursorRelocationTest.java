@@ -149,8 +149,47 @@ class CursorRelocationTest {
         }
     }
 
+    /**
+     * With keys that are never reclaimed, a key read through a replaced chunk stays valid, so a
+     * scan that finds a value gone from a replaced chunk looks that key up again (the value may
+     * have moved) instead of re-locating by its last key: here the value was replaced by a larger
+     * one, and the scan returns the key once, with the new value.
+     */
+    @Test
+    void aDescendingScanLooksAKeyUpAgainWhenItsValueLeftAReplacedChunk() {
+        HookedComparator cmp = new HookedComparator();
+        InternalOakMap<Integer, int[]> m = newMap(cmp, MemoryScheme.GROW_ONLY);
+        try {
+            putAll(m, 10, 20, 30, 40, 50, 60);
+            m.compact(m.index().last());
+            Chunk old = m.index().last();
+            Cursor<Integer, int[]> scan = m.cursor(25, true, null, false, true);
+            assertTrue(scan.advance());
+            assertEquals(60, scan.key());
+            List<Boolean> released = new ArrayList<>();
+            cmp.hook.set(() -> {
+                // the scan is comparing its next entry (50) with its lower bound
+                m.compact(old);
+                released.add(old.isReleased());
+                m.put(50, val(50, 3), false); // in the replacement; larger: a new slice, the old one deleted
+            });
+            List<String> rest = new ArrayList<>();
+            while (rest.size() < 10 && scan.advance()) {
+                rest.add(scan.key() + "=" + scan.value().length);
+            }
+            assertEquals(List.of(true), released, "the hook ran as designed");
+            assertEquals(List.of("50=3", "40=1", "30=1"), rest);
+        } finally {
+            m.close();
+        }
+    }
+
     private static InternalOakMap<Integer, int[]> newMap(HookedComparator cmp) {
-        return new InternalOakMap<>(INT, ARR, cmp, 64L << 20, 1 << 20, 16, 0.5, MemoryScheme.NOVA, MemoryScheme.NOVA);
+        return newMap(cmp, MemoryScheme.NOVA);
+    }
+
+    private static InternalOakMap<Integer, int[]> newMap(HookedComparator cmp, MemoryScheme keys) {
+        return new InternalOakMap<>(INT, ARR, cmp, 64L << 20, 1 << 20, 16, 0.5, keys, MemoryScheme.NOVA);
     }
 
     private static void putAll(InternalOakMap<Integer, int[]> m, int... keys) {
