@@ -184,6 +184,36 @@ class CursorRelocationTest {
         }
     }
 
+    /** The ascending mirror of {@link #aDescendingScanLooksAKeyUpAgainWhenItsValueLeftAReplacedChunk}. */
+    @Test
+    void anAscendingScanLooksAKeyUpAgainWhenItsValueLeftAReplacedChunk() {
+        HookedComparator cmp = new HookedComparator();
+        InternalOakMap<Integer, int[]> m = newMap(cmp, MemoryScheme.GROW_ONLY);
+        try {
+            putAll(m, 10, 20, 30, 40, 50, 60);
+            m.compact(m.index().first());
+            Chunk old = m.index().first();
+            Cursor<Integer, int[]> scan = m.cursor(null, false, 45, false, false);
+            assertTrue(scan.advance());
+            assertEquals(10, scan.key());
+            List<Boolean> released = new ArrayList<>();
+            cmp.hook.set(() -> {
+                // the scan is comparing its next entry (20) with its upper bound
+                m.compact(old);
+                released.add(old.isReleased());
+                m.put(20, val(20, 3), false); // in the replacement; larger: a new slice, the old one deleted
+            });
+            List<String> rest = new ArrayList<>();
+            while (rest.size() < 10 && scan.advance()) {
+                rest.add(scan.key() + "=" + scan.value().length);
+            }
+            assertEquals(List.of(true), released, "the hook ran as designed");
+            assertEquals(List.of("20=3", "30=1", "40=1"), rest);
+        } finally {
+            m.close();
+        }
+    }
+
     private static InternalOakMap<Integer, int[]> newMap(HookedComparator cmp) {
         return newMap(cmp, MemoryScheme.NOVA);
     }
