@@ -173,10 +173,7 @@ class CursorRelocationTest {
                 released.add(old.isReleased());
                 m.put(50, val(50, 3), false); // in the replacement; larger: a new slice, the old one deleted
             });
-            List<String> rest = new ArrayList<>();
-            while (rest.size() < 10 && scan.advance()) {
-                rest.add(scan.key() + "=" + scan.value().length);
-            }
+            List<String> rest = keysAndLengths(scan);
             assertEquals(List.of(true), released, "the hook ran as designed");
             assertEquals(List.of("50=3", "40=1", "30=1"), rest);
         } finally {
@@ -203,10 +200,7 @@ class CursorRelocationTest {
                 released.add(old.isReleased());
                 m.put(20, val(20, 3), false); // in the replacement; larger: a new slice, the old one deleted
             });
-            List<String> rest = new ArrayList<>();
-            while (rest.size() < 10 && scan.advance()) {
-                rest.add(scan.key() + "=" + scan.value().length);
-            }
+            List<String> rest = keysAndLengths(scan);
             assertEquals(List.of(true), released, "the hook ran as designed");
             assertEquals(List.of("20=3", "30=1", "40=1"), rest);
         } finally {
@@ -226,6 +220,15 @@ class CursorRelocationTest {
         for (int k : keys) {
             m.put(k, val(k, 1), false);
         }
+    }
+
+    /** @return "key=value length" of what a cursor returns from here on (at most 20) */
+    private static List<String> keysAndLengths(Cursor<Integer, int[]> c) {
+        List<String> out = new ArrayList<>();
+        while (out.size() < 20 && c.advance()) {
+            out.add(c.key() + "=" + c.value().length);
+        }
+        return out;
     }
 
     /** @return the keys a cursor returns from here on (at most 20, so that a loop shows as a failure) */
