@@ -983,12 +983,11 @@ public final class Cursor<K, V> {
     }
 
     /**
-     * In-place keys, at the end of the scan: moves the reusable key view onto a copy of the last
-     * key (still protected, so the copy validates) and gives up the hazards.
+     * In-place keys, at the end of the scan, after {@link #keepCurrentAsPrevious} copied the last
+     * key: moves the reusable key view onto that copy and gives up the hazards.
      */
     private void releaseHazards() {
         if (keysInPlace && reusableKey != null && curKey != Refs.NULL) {
-            copyKey(null, curKey); // protected: no guard
             reusableKey.position(keyCopySegment, 0, keyCopyLength);
         }
         map.keyHazards().unregister(hazard);
@@ -1109,13 +1108,15 @@ public final class Cursor<K, V> {
 
     /**
      * When the scan ends: the current mapping becomes the previous one, its key copied if it was
-     * read in place, since its protection ends with the scan.
+     * read in place, since its protection ends with the scan (the reusable key view moves onto
+     * the same copy, {@link #releaseHazards}).
      */
     private void keepCurrentAsPrevious() {
         rememberCurrent();
         if (curKey != Refs.NULL && keysInPlace) {
-            prevCopy = keys.copy(curKey, NO_BYTES, copyLength, null); // still protected; a new array
-            prevCopyLength = copyLength[0];
+            copyKey(null, curKey); // still protected: no guard; the scan takes no copy after it
+            prevCopy = keyCopy;
+            prevCopyLength = keyCopyLength;
             prevCopied = true;
         }
     }
