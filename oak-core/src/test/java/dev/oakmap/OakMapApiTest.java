@@ -1,12 +1,15 @@
 package dev.oakmap;
 
+import dev.oakmap.common.OakCommonTypes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.nio.ByteBuffer;
 import java.util.AbstractMap.SimpleImmutableEntry;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -822,6 +825,95 @@ class OakMapApiTest {
                 assertEquals(19, m.size(), ctx); // 20 removed right after next(), 20 after a hasNext(), and the last
             }
         }
+    }
+
+    /**
+     * Every zero-copy key view (plain and stream iterators over keys and entries, both directions)
+     * reads its key's bytes: each getter at every index agrees with {@link ByteBuffer}'s
+     * big-endian reads of the key, {@code getBytes} and {@code transform} see the same bytes, reads
+     * past either end throw {@link IndexOutOfBoundsException}, and a plain iterator's view still
+     * reads its key after the mapping is removed. 40 keys, so that scans also read keys in place.
+     */
+    @Test
+    void zcKeyViewsReadTheKeysBytesBigEndianWithinBounds() {
+        OakMap<byte[], byte[]> m = new OakMapBuilder<>(OakCommonTypes.BYTE_ARRAY_SERIALIZER,
+                OakCommonTypes.BYTE_ARRAY_SERIALIZER, OakCommonTypes.BYTE_ARRAY_COMPARATOR).chunkCapacity(8).build();
+        maps.add(m);
+        Random rnd = new Random(7);
+        List<byte[]> keys = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            byte[] k = new byte[9 + rnd.nextInt(24)];
+            rnd.nextBytes(k);
+            k[0] = (byte) i; // distinct keys, in this order (unsigned comparison of the first byte)
+            keys.add(k);
+            m.put(k, new byte[] {(byte) i});
+        }
+        for (boolean desc : new boolean[] {false, true}) {
+            OakZeroCopyMap<byte[], byte[]> zc = (desc ? m.descendingMap() : m).zc();
+            for (int kind = 0; kind < 4; kind++) {
+                Iterator<?> it = switch (kind) {
+                    case 0 -> zc.keySet().iterator();
+                    case 1 -> zc.entrySet().iterator();
+                    case 2 -> zc.keyStreamSet().iterator();
+                    default -> zc.entryStreamSet().iterator();
+                };
+                String ctx = (desc ? "descending " : "ascending ") + "kind " + kind;
+                List<OakUnscopedBuffer> held = new ArrayList<>();
+                for (int i = 0; it.hasNext(); i++) {
+                    Object e = it.next();
+                    OakUnscopedBuffer view = e instanceof Map.Entry<?, ?> entry
+                            ? (OakUnscopedBuffer) entry.getKey() : (OakUnscopedBuffer) e;
+                    byte[] expected = keys.get(desc ? keys.size() - 1 - i : i);
+                    assertReadsExactly(ctx + " key " + i, expected, view);
+                    if (kind < 2) {
+                        held.add(view);
+                    }
+                }
+                if (kind < 2) {
+                    byte[] first = keys.get(desc ? keys.size() - 1 : 0);
+                    m.remove(first);
+                    assertReadsExactly(ctx + " after removal", first, held.get(0));
+                    m.put(first, new byte[] {0});
+                }
+            }
+        }
+    }
+
+    private static void assertReadsExactly(String ctx, byte[] expected, OakUnscopedBuffer view) {
+        ByteBuffer bb = ByteBuffer.wrap(expected); // big-endian
+        int n = expected.length;
+        assertEquals(n, view.capacity(), ctx);
+        for (int i = 0; i < n; i++) {
+            assertEquals(bb.get(i), view.get(i), ctx);
+            if (i + 2 <= n) {
+                assertEquals(bb.getChar(i), view.getChar(i), ctx);
+                assertEquals(bb.getShort(i), view.getShort(i), ctx);
+            }
+            if (i + 4 <= n) {
+                assertEquals(bb.getInt(i), view.getInt(i), ctx);
+                assertEquals(Float.floatToRawIntBits(bb.getFloat(i)), Float.floatToRawIntBits(view.getFloat(i)), ctx);
+            }
+            if (i + 8 <= n) {
+                assertEquals(bb.getLong(i), view.getLong(i), ctx);
+                assertEquals(Double.doubleToRawLongBits(bb.getDouble(i)),
+                        Double.doubleToRawLongBits(view.getDouble(i)), ctx);
+            }
+        }
+        byte[] out = new byte[n + 2];
+        view.getBytes(0, out, 1, n);
+        assertEquals(Arrays.toString(expected),
+                Arrays.toString(Arrays.copyOfRange(out, 1, n + 1)), ctx);
+        byte[] seen = view.transform(b -> {
+            byte[] a = new byte[b.capacity()];
+            b.getBytes(0, a, 0, a.length);
+            return a;
+        });
+        assertEquals(Arrays.toString(expected), Arrays.toString(seen), ctx);
+        assertThrows(IndexOutOfBoundsException.class, () -> view.get(-1), ctx);
+        assertThrows(IndexOutOfBoundsException.class, () -> view.get(n), ctx);
+        assertThrows(IndexOutOfBoundsException.class, () -> view.getLong(n - 7), ctx);
+        assertThrows(IndexOutOfBoundsException.class, () -> view.getBytes(1, new byte[n], 0, n), ctx);
+        assertThrows(IndexOutOfBoundsException.class, () -> view.getBytes(0, new byte[n], 1, n), ctx);
     }
 
     /** Removes every third element right after next(), every third after a hasNext(), and the last. */

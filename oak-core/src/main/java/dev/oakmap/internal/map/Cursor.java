@@ -1161,21 +1161,17 @@ public final class Cursor<K, V> {
     }
 
     /**
-     * @return a new unscoped view of the current key; when the cursor copies keys, over its own
+     * @return a new unscoped view of the current key; when keys are reclaimed, over its own
      *     on-heap copy of the key, so it stays readable after the mapping is removed
      */
     public OakUnscopedBuffer keyView() {
         requireCurrent();
         if (keys.reclaims()) {
             // a view that outlives the step needs its own copy (in place, the key is protected: it validates)
-            ScanKeyView view = new ScanKeyView(map, null);
-            if (keysInPlace) {
-                byte[] own = keys.copy(curKey, NO_BYTES, copyLength, null); // protected; a new array of its length
-                view.position(MemorySegment.ofArray(own), 0, copyLength[0]);
-            } else {
-                view.position(MemorySegment.ofArray(Arrays.copyOf(keyCopy, keyCopyLength)), 0, keyCopyLength);
-            }
-            return view;
+            byte[] own = keysInPlace
+                    ? keys.copy(curKey, NO_BYTES, copyLength, null) // protected; a new array of its length
+                    : Arrays.copyOf(keyCopy, keyCopyLength);
+            return new KeyCopyView(map, own);
         }
         return new SliceView(map, keySlices, curKey, "key");
     }

@@ -17,8 +17,8 @@ import java.util.function.Function;
  * <p>A key is immutable, so a copy reads exactly what the slice would, and it stays readable
  * after the mapping is removed and its slice reused. A stream scan repositions one instance on
  * each key ({@link #position}), on the slice if it reads keys in place, and on a copy of the last
- * key when it ends (its protection ends with it); a non-stream scan gives each entry its own
- * instance over its own copy.
+ * key when it ends (its protection ends with it); a non-stream scan gives each entry a
+ * {@link KeyCopyView} of its own instead.
  */
 final class ScanKeyView implements OakUnscopedBuffer {
     private final InternalOakMap<?, ?> map;
