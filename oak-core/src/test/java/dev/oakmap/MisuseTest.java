@@ -9,6 +9,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -22,6 +23,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentNavigableMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -457,6 +459,111 @@ class MisuseTest {
             }));
             model.put(38, 5L);
             assertHolds("after access to other keys", map, model);
+        }
+    }
+
+    /**
+     * A function passed to an atomic update of one map may update another map, itself atomically:
+     * each update is all or nothing on its own (an inner update that throws is undone while the
+     * outer one goes on; an outer update that throws is undone while the inner one it ran stays),
+     * also when both write through whole-value segments (each scope restores its own snapshot), and
+     * waiting for the other map's lock, held by another thread, is a wait, not a self-access error.
+     */
+    @ParameterizedTest(name = "values={0}")
+    @EnumSource(MemoryScheme.class)
+    void computesNestedAcrossTwoMapsAreEachAllOrNothing(MemoryScheme scheme) throws Exception {
+        try (OakMap<Integer, Long> a = TestMaps.builder(TestMaps.LONG_VAL, CHUNK).valueMemory(scheme).build();
+             OakMap<Integer, Long> b = TestMaps.builder(TestMaps.LONG_VAL, CHUNK).valueMemory(scheme).build()) {
+            TreeMap<Integer, Long> modelA = fill(a, 20);
+            TreeMap<Integer, Long> modelB = fill(b, 20);
+            int k = 6;
+            // both commit
+            assertTrue(a.zc().computeIfPresent(k, x -> {
+                x.putLong(0, 100L);
+                assertTrue(b.zc().computeIfPresent(k, y -> y.putLong(0, 200L)));
+            }));
+            modelA.put(k, 100L);
+            modelB.put(k, 200L);
+            // the inner one throws: undone, the outer one goes on and commits
+            assertTrue(a.zc().computeIfPresent(k, x -> {
+                x.putLong(0, 101L);
+                RuntimeException inner = assertThrows(RuntimeException.class, () -> b.zc().computeIfPresent(k, y -> {
+                    y.putLong(0, 999L);
+                    throw new RuntimeException("inner");
+                }));
+                assertEquals("inner", inner.getMessage());
+                assertEquals(200L, b.get(k), "the inner update is undone at once");
+                x.putLong(0, 102L);
+            }));
+            modelA.put(k, 102L);
+            // the outer one throws after the inner one committed: only the outer one is undone
+            IllegalArgumentException outer = assertThrows(IllegalArgumentException.class,
+                    () -> a.zc().computeIfPresent(k, x -> {
+                        x.putLong(0, 103L);
+                        assertTrue(b.zc().computeIfPresent(k, y -> y.putLong(0, 201L)));
+                        throw new IllegalArgumentException("outer");
+                    }));
+            assertEquals("outer", outer.getMessage());
+            modelB.put(k, 201L);
+            // both write through whole-value segments, and both throw
+            IllegalStateException both = assertThrows(IllegalStateException.class, () -> a.zc().computeIfPresent(k, x -> {
+                x.writableSegment().set(ValueLayout.JAVA_LONG_UNALIGNED, 0, -1L);
+                assertThrows(ArithmeticException.class, () -> b.zc().computeIfPresent(k, y -> {
+                    y.writableSegment().set(ValueLayout.JAVA_LONG_UNALIGNED, 0, -2L);
+                    throw new ArithmeticException("inner");
+                }));
+                x.writableSegment().set(ValueLayout.JAVA_LONG_UNALIGNED, 0, -3L);
+                throw new IllegalStateException("outer");
+            }));
+            assertEquals("outer", both.getMessage());
+            // the legacy API, nested the same way
+            assertEquals(102L + 202L, a.compute(k, (key, v) -> v + b.merge(key, 1L, Long::sum)));
+            modelA.put(k, 304L);
+            modelB.put(k, 202L);
+            assertHolds("map a after nested updates", a, modelA);
+            assertHolds("map b after nested updates", b, modelB);
+
+            // another thread holds b's lock of the key while this one, inside a's update, waits for it
+            // (own threads: the common pool may have a single worker, which the holder would block)
+            CountDownLatch holding = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            CompletableFuture<Boolean> holder = new CompletableFuture<>();
+            Thread holderThread = new Thread(() -> {
+                try {
+                    holder.complete(b.zc().computeIfPresent(k, y -> {
+                        holding.countDown();
+                        try {
+                            assertTrue(release.await(30, TimeUnit.SECONDS));
+                        } catch (InterruptedException e) {
+                            throw new AssertionError(e);
+                        }
+                        y.putLong(0, y.getLong(0) + 10);
+                    }));
+                } catch (Throwable t) {
+                    holder.completeExceptionally(t);
+                }
+            });
+            holderThread.start();
+            assertTrue(holding.await(30, TimeUnit.SECONDS));
+            Thread releaser = new Thread(() -> {
+                try {
+                    Thread.sleep(200); // long past the waiter's spinning, so it checks its own holds
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+                release.countDown();
+            });
+            releaser.start();
+            assertTimeoutPreemptively(Duration.ofSeconds(30), () -> assertTrue(a.zc().computeIfPresent(k, x -> {
+                assertTrue(b.zc().computeIfPresent(k, y -> y.putLong(0, y.getLong(0) + 1)));
+                x.putLong(0, x.getLong(0) + 1);
+            })));
+            assertTrue(holder.get(30, TimeUnit.SECONDS));
+            releaser.join(30_000);
+            modelA.put(k, 305L);
+            modelB.put(k, 213L);
+            assertHolds("map a after waiting for b", a, modelA);
+            assertHolds("map b after waiting for b", b, modelB);
         }
     }
 
