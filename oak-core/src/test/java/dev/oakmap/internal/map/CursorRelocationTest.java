@@ -208,6 +208,49 @@ class CursorRelocationTest {
         }
     }
 
+    /**
+     * {@code remove()} after {@code hasNext()} removes the mapping the cursor was on before its
+     * last step ({@link Cursor#removePrevious}), by its value's reference. If a placing rebalance
+     * moved that value meanwhile, the reference is gone; the removal must then fall back to the
+     * key and remove the mapping at its new place, and nothing else. With the previous key copied,
+     * and read in place (still protected by the hazard it was taken with).
+     */
+    @Test
+    void removingThePreviousMappingAfterItsValueMovedRemovesItByKey() {
+        for (boolean inPlace : new boolean[] {false, true}) {
+            InternalOakMap<Integer, int[]> m = new InternalOakMap<>(INT, ARR, CMP, 64L << 20, 1 << 20, 16, 0.5,
+                    MemoryScheme.NOVA, MemoryScheme.NOVA, true);
+            try {
+                putAll(m, 10, 20, 30, 40, 50, 60);
+                m.compact(m.index().first()); // all sorted now
+                m.put(35, val(35, 2), false); // unsorted: the next placing rebalance moves it
+                Cursor<Integer, int[]> c = m.cursor(null, false, null, false, false);
+                if (inPlace) {
+                    c.readKeysInPlace(false, 0);
+                }
+                List<Integer> seen = new ArrayList<>();
+                while (c.advance()) {
+                    seen.add(c.key());
+                    if (c.key() == 40) {
+                        break; // 35 is the previous mapping
+                    }
+                }
+                long movedBefore = m.pairsMoved();
+                Chunk before = m.index().first();
+                m.compact(before);
+                assertTrue(before.isReleased(), "the chunk was replaced");
+                assertEquals(1, m.pairsMoved() - movedBefore, "35's value (the one unsorted pair) moved");
+                c.removePrevious();
+                seen.addAll(keys(c));
+                String ctx = inPlace ? "key read in place" : "key copied";
+                assertEquals(List.of(10, 20, 30, 35, 40, 50, 60), seen, ctx);
+                assertEquals(List.of(10, 20, 30, 40, 50, 60), keys(m.cursor(null, false, null, false, false)), ctx);
+            } finally {
+                m.close();
+            }
+        }
+    }
+
     private static InternalOakMap<Integer, int[]> newMap(HookedComparator cmp) {
         return newMap(cmp, MemoryScheme.NOVA);
     }
