@@ -122,7 +122,7 @@ class OakMapApiTest {
         String v = "v" + rnd.nextInt(5);
         String v2 = "v" + rnd.nextInt(5);
         boolean inc = rnd.nextBoolean();
-        return switch (rnd.nextInt(48)) {
+        return switch (rnd.nextInt(60)) {
             case 0, 1, 2, 3, 4 -> m -> m.put(k, v);
             case 5 -> m -> m.get(k);
             case 6 -> m -> m.containsKey(k);
@@ -177,6 +177,19 @@ class OakMapApiTest {
             case 44 -> m -> m.firstKey();
             case 45 -> m -> m.lastEntry();
             case 46 -> m -> m.keySet().tailSet(k, inc).pollLast();
+            // SequencedMap (JDK 21) and its views
+            case 47 -> m -> m.reversed();
+            case 48 -> m -> m.reversed().pollFirstEntry();
+            case 49 -> m -> m.putFirst(k, v);
+            case 50 -> m -> m.putLast(k, v);
+            case 51 -> m -> m.sequencedKeySet().reversed();
+            case 52 -> m -> m.sequencedValues().reversed();
+            case 53 -> m -> m.sequencedEntrySet().reversed();
+            case 54 -> m -> m.sequencedKeySet().removeLast();
+            case 55 -> m -> m.keySet().reversed().getFirst();
+            case 56 -> m -> m.sequencedValues().getLast();
+            case 57 -> m -> m.sequencedEntrySet().removeFirst();
+            case 58 -> m -> m.reversed().lastEntry();
             default -> m -> {
                 m.replaceAll((key, old) -> old.length() > 6 ? "r" : old + "r");
                 return m.toString();
