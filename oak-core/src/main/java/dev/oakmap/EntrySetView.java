@@ -79,7 +79,7 @@ final class EntrySetView<K, V> extends AbstractSet<Map.Entry<K, V>> {
     @Override
     public Spliterator<Map.Entry<K, V>> spliterator() {
         // Sorted by key, in this view's order, as ConcurrentSkipListMap's entry spliterator is.
-        return new OakMap.LazySpliterator<>(m::entryIterator, Spliterator.DISTINCT | Spliterator.SORTED,
+        return new OakMap.ViewSpliterator<>(m, OakMap::entryIterator, Spliterator.DISTINCT | Spliterator.SORTED,
                 Map.Entry.comparingByKey(m.comparator()), true);
     }
 }

@@ -174,7 +174,7 @@ final class KeySetView<K, V> extends AbstractSet<K> implements NavigableSet<K> {
 
     @Override
     public Spliterator<K> spliterator() {
-        return new OakMap.LazySpliterator<>(m::keyIterator,
+        return new OakMap.ViewSpliterator<>(m, OakMap::keyIterator,
                 Spliterator.DISTINCT | Spliterator.SORTED, m.comparator(), true);
     }
 }

@@ -20,7 +20,6 @@ import java.util.function.BiConsumer;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
  * A concurrent, ordered map whose keys and values live off-heap, in memory the map manages
@@ -877,6 +876,11 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
      * @return the zero-copy view (the same object on every call)
      */
     public OakZeroCopyMap<K, V> zc() {
+        return zcView();
+    }
+
+    /** {@link #zc()}, typed as the implementation. */
+    ZeroCopyView<K, V> zcView() {
         ZeroCopyView<K, V> z = zcView;
         if (z == null) {
             z = new ZeroCopyView<>(this);
@@ -1042,20 +1046,52 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
     }
 
     /**
-     * A spliterator that creates its iterator on first use, reports no size (the map is
-     * concurrent), and optionally refuses to split (for iterators that reuse their elements).
+     * A key in this view's range where the map could be split for a parallel scan (see
+     * {@link ViewSpliterator}), or null if there is none: the range lies within one chunk.
      */
-    static final class LazySpliterator<T> extends Spliterators.AbstractSpliterator<T> {
-        private final Supplier<Iterator<T>> source;
+    K splitKey() {
+        return emptyRange ? null : internal.splitKey(lo, hi);
+    }
+
+    /**
+     * The spliterator of every collection view: it creates its iterator (over a view of the map)
+     * on first use and reports no size (the map is concurrent).
+     *
+     * <p><b>Splitting.</b> Before its iteration starts, a spliterator splits its view's key range
+     * where a chunk starts, about in the middle of the range's chunks ({@link #splitKey}): the
+     * part before that key, in the view's order, goes to the new spliterator, and this one keeps
+     * the rest. Each part then scans its own range with its own cursor, so a parallel stream
+     * scans chunks on several threads at once. A range within one chunk, or a spliterator that
+     * has started, splits as {@link Spliterators.AbstractSpliterator} does, by handing out a batch
+     * of the elements it iterates. Spliterators of iterators that reuse their elements (the
+     * zero-copy stream sets) never split. Each part is weakly consistent on its own range, so the
+     * whole keeps the guarantee of an iterator: every mapping present throughout the traversal
+     * is returned once, in order within each part.
+     *
+     * @param <K> the map's key type
+     * @param <V> the map's value type
+     * @param <T> the element type
+     */
+    static final class ViewSpliterator<K, V, T> extends Spliterators.AbstractSpliterator<T> {
+        private final Function<OakMap<K, V>, Iterator<T>> iteratorOf;
         private final Comparator<? super T> comparator;
         private final boolean splittable;
+        /** The view (the key range, in its order) this spliterator covers, until it starts. */
+        private OakMap<K, V> range;
         private Iterator<T> it;
 
-        LazySpliterator(Supplier<Iterator<T>> source, int characteristics, Comparator<? super T> comparator,
-                        boolean splittable) {
+        /**
+         * @param range the view whose elements to cover
+         * @param iteratorOf the iterator of a view: {@code range} or a part of it
+         * @param comparator what {@link #getComparator()} reports, if {@code characteristics} say SORTED
+         * @param splittable false for iterators that reuse their elements
+         */
+        ViewSpliterator(OakMap<K, V> range, Function<OakMap<K, V>, Iterator<T>> iteratorOf, int characteristics,
+                        Comparator<? super T> comparator, boolean splittable) {
             super(Long.MAX_VALUE, characteristics | Spliterator.CONCURRENT | Spliterator.NONNULL
                     | Spliterator.ORDERED);
-            this.source = source;
+            this.range = range;
+            this.iteratorOf = iteratorOf;
             this.comparator = comparator;
             this.splittable = splittable;
         }
@@ -1063,7 +1099,7 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
         private Iterator<T> it() {
             Iterator<T> i = it;
             if (i == null) {
-                i = source.get();
+                i = iteratorOf.apply(range);
                 it = i;
             }
             return i;
@@ -1088,7 +1124,18 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
 
         @Override
         public Spliterator<T> trySplit() {
-            return splittable ? super.trySplit() : null;
+            if (!splittable) {
+                return null;
+            }
+            if (it == null) {
+                K at = range.splitKey();
+                if (at != null) {
+                    OakMap<K, V> before = range.headMap(at, false); // in the view's order
+                    range = range.tailMap(at, true);
+                    return new ViewSpliterator<>(before, iteratorOf, characteristics(), comparator, true);
+                }
+            }
+            return super.trySplit();
         }
 
         @Override

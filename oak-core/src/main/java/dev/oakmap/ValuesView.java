@@ -43,6 +43,6 @@ final class ValuesView<K, V> extends AbstractCollection<V> {
 
     @Override
     public Spliterator<V> spliterator() {
-        return new OakMap.LazySpliterator<>(m::valueIterator, 0, null, true);
+        return new OakMap.ViewSpliterator<>(m, OakMap::valueIterator, 0, null, true);
     }
 }

@@ -46,6 +46,22 @@ public final class ChunkIndex {
         return s.chunks[floor(s, key, kp, ops, false)];
     }
 
+    /**
+     * A place to split the key range between {@code lo} and {@code hi} in two (a parallel scan's
+     * spliterator): among the chunks of the current snapshot whose minimum key lies strictly
+     * between the bounds, the middle one.
+     *
+     * @param lo the lower bound (prefix {@code lop}), or null for none
+     * @param hi the upper bound (prefix {@code hip}), or null for none
+     * @return that chunk, or null if no chunk starts strictly inside the range
+     */
+    public <K> Chunk middleBetween(K lo, long lop, K hi, long hip, KeyOps<K> ops) {
+        Snapshot s = snapshot;
+        int first = lo == null ? 1 : floor(s, lo, lop, ops, true) + 1; // the first minimum key above lo
+        int last = hi == null ? s.chunks.length - 1 : floor(s, hi, hip, ops, false); // the last one below hi
+        return first <= last ? s.chunks[(first + last) >>> 1] : null;
+    }
+
     /** @return the chunk just before {@code c} in the current snapshot, or null if {@code c} is first or absent */
     public Chunk before(Chunk c) {
         Snapshot s = snapshot;

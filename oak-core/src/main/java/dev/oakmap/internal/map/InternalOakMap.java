@@ -954,6 +954,23 @@ public final class InternalOakMap<K, V> {
         return new Cursor<>(this, lo, loInclusive, hi, hiInclusive, descending);
     }
 
+    /**
+     * @param lo lower bound or null for none; hi upper bound or null for none (in key order)
+     * @return a key strictly between the bounds where a chunk starts, about in the middle of the
+     *     range's chunks (a place to split a parallel scan), or null if the range lies within one
+     *     chunk or that key could not be read (its chunk being replaced meanwhile)
+     */
+    public K splitKey(K lo, K hi) {
+        checkOpen();
+        try {
+            Chunk c = index.middleBetween(lo, lo == null ? 0 : keys.prefix(lo), hi, hi == null ? 0 : keys.prefix(hi),
+                    keys);
+            return c == null ? null : keys.read(c.minKey, c);
+        } catch (StaleKeyException e) {
+            return null; // a chunk was being replaced: a split is only ever a hint
+        }
+    }
+
     /** @return the number of live mappings (exact when quiescent) */
     public long size() {
         checkOpen();
