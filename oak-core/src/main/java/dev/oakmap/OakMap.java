@@ -1063,10 +1063,11 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
      * the rest. Each part then scans its own range with its own cursor, so a parallel stream
      * scans chunks on several threads at once. A range within one chunk, or a spliterator that
      * has started, splits as {@link Spliterators.AbstractSpliterator} does, by handing out a batch
-     * of the elements it iterates. Spliterators of iterators that reuse their elements (the
-     * zero-copy stream sets) never split. Each part is weakly consistent on its own range, so the
-     * whole keeps the guarantee of an iterator: every mapping present throughout the traversal
-     * is returned once, in order within each part.
+     * of the elements it iterates, except over iterators that reuse their elements (the zero-copy
+     * stream sets: a batch would hold one object many times); those split by range only, each part
+     * reusing its own elements. Each part is weakly consistent on its own range, so the whole keeps
+     * the guarantee of an iterator: every mapping present throughout the traversal is returned
+     * once, in order within each part.
      *
      * @param <K> the map's key type
      * @param <V> the map's value type
@@ -1075,7 +1076,8 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
     static final class ViewSpliterator<K, V, T> extends Spliterators.AbstractSpliterator<T> {
         private final Function<OakMap<K, V>, Iterator<T>> iteratorOf;
         private final Comparator<? super T> comparator;
-        private final boolean splittable;
+        /** Whether it may split off batches of elements (not if its iterator reuses them). */
+        private final boolean batches;
         /** The view (the key range, in its order) this spliterator covers, until it starts. */
         private OakMap<K, V> range;
         private Iterator<T> it;
@@ -1084,16 +1086,16 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
          * @param range the view whose elements to cover
          * @param iteratorOf the iterator of a view: {@code range} or a part of it
          * @param comparator what {@link #getComparator()} reports, if {@code characteristics} say SORTED
-         * @param splittable false for iterators that reuse their elements
+         * @param batches false for iterators that reuse their elements: then it splits by range only
          */
         ViewSpliterator(OakMap<K, V> range, Function<OakMap<K, V>, Iterator<T>> iteratorOf, int characteristics,
-                        Comparator<? super T> comparator, boolean splittable) {
+                        Comparator<? super T> comparator, boolean batches) {
             super(Long.MAX_VALUE, characteristics | Spliterator.CONCURRENT | Spliterator.NONNULL
                     | Spliterator.ORDERED);
             this.range = range;
             this.iteratorOf = iteratorOf;
             this.comparator = comparator;
-            this.splittable = splittable;
+            this.batches = batches;
         }
 
         private Iterator<T> it() {
@@ -1124,18 +1126,15 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
 
         @Override
         public Spliterator<T> trySplit() {
-            if (!splittable) {
-                return null;
-            }
             if (it == null) {
                 K at = range.splitKey();
                 if (at != null) {
                     OakMap<K, V> before = range.headMap(at, false); // in the view's order
                     range = range.tailMap(at, true);
-                    return new ViewSpliterator<>(before, iteratorOf, characteristics(), comparator, true);
+                    return new ViewSpliterator<>(before, iteratorOf, characteristics(), comparator, batches);
                 }
             }
-            return super.trySplit();
+            return batches ? super.trySplit() : null;
         }
 
         @Override

@@ -75,9 +75,14 @@ class ParallelScanTest {
                         zc.values().parallelStream().map(b -> b.getLong(0)).toList(), ctx);
                 assertEquals(new ArrayList<>(expect.keySet()),
                         zc.entrySet().parallelStream().map(e -> TestMaps.readIntKey(e.getKey())).toList(), ctx);
-                // stream sets reuse their elements: they do not split, and read in order
+                // stream sets reuse their elements: they split by range only, each part reusing its own
                 assertEquals(new ArrayList<>(expect.values()),
                         zc.valueStreamSet().parallelStream().map(b -> b.getLong(0)).toList(), ctx);
+                assertEquals(new ArrayList<>(expect.keySet()),
+                        zc.keyStreamSet().parallelStream().map(TestMaps::readIntKey).toList(), ctx);
+                assertEquals(expect.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList(),
+                        zc.entryStreamSet().parallelStream()
+                                .map(e -> TestMaps.readIntKey(e.getKey()) + "=" + e.getValue().getLong(0)).toList(), ctx);
             }
         }
     }
@@ -120,6 +125,10 @@ class ParallelScanTest {
             assertNotNull(batch);
             assertEquals(List.of(101, 102, 103, 104), StreamSupport.stream(batch, false).toList());
             assertNull(small.trySplit());
+            // a stream set's spliterator (its elements reused) splits by range, never into batches
+            Spliterator<OakUnscopedBuffer> streamed = view.zc().keyStreamSet().spliterator();
+            assertInstanceOf(OakMap.ViewSpliterator.class, streamed.trySplit());
+            assertNull(m.subMap(100, 105).zc().keyStreamSet().spliterator().trySplit());
         }
     }
 
@@ -172,14 +181,16 @@ class ParallelScanTest {
             try {
                 List<TestMaps.Task> tasks = new ArrayList<>(TestMaps.signalWhenDone(writers, done));
                 tasks.add(() -> {
-                    for (int round = 0; !done.get() || round < 3; round++) {
-                        boolean desc = round % 2 == 1;
-                        boolean zeroCopy = round % 3 == 2;
+                    for (int round = 0; !done.get() || round < 6; round++) {
+                        boolean desc = round / 3 % 2 == 1;
+                        int kind = round % 3; // legacy keys, zero-copy key views, a zero-copy stream set
                         OakMap<Integer, Long> view = desc ? m.descendingMap() : m;
-                        List<Integer> keys = pool.submit(() -> zeroCopy
-                                ? view.zc().keySet().parallelStream().map(TestMaps::readIntKey).toList()
-                                : view.keySet().parallelStream().toList()).get();
-                        checkScan("round " + round + (desc ? " descending" : ""), keys, n, desc);
+                        List<Integer> keys = pool.submit(() -> switch (kind) {
+                            case 0 -> view.keySet().parallelStream().toList();
+                            case 1 -> view.zc().keySet().parallelStream().map(TestMaps::readIntKey).toList();
+                            default -> view.zc().keyStreamSet().parallelStream().map(TestMaps::readIntKey).toList();
+                        }).get();
+                        checkScan("round " + round + " kind " + kind + (desc ? " descending" : ""), keys, n, desc);
                     }
                 });
                 TestMaps.runConcurrently("parallel scans under churn", 120, tasks);

@@ -13,7 +13,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * A whole-map aggregation, sequential and as a parallel stream (the common pool: one worker per
  * core but one, plus the caller): the sum of the first byte of every value, through Oak's
- * zero-copy values and the skiplist's values. Oak's spliterators split by key range at chunk
+ * zero-copy values (a view per value) and value stream set (one reused view per part), and the
+ * skiplist's values. Oak's spliterators split by key range at chunk
  * boundaries, so each worker scans its own part of the map; the skiplist's split its base level.
  * The score is per map scan.
  */
@@ -32,6 +33,16 @@ public class ParallelScanBench {
     @Benchmark
     public long oakZcValuesParallel(Maps.OakState oak) {
         return oak.map.zc().values().parallelStream().mapToLong(v -> v.get(0)).sum();
+    }
+
+    @Benchmark
+    public long oakZcValueStreamSetSequential(Maps.OakState oak) {
+        return oak.map.zc().valueStreamSet().stream().mapToLong(v -> v.get(0)).sum();
+    }
+
+    @Benchmark
+    public long oakZcValueStreamSetParallel(Maps.OakState oak) {
+        return oak.map.zc().valueStreamSet().parallelStream().mapToLong(v -> v.get(0)).sum();
     }
 
     @Benchmark
