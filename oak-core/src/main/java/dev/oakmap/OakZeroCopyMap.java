@@ -73,7 +73,8 @@ public interface OakZeroCopyMap<K, V> {
     /**
      * Like {@link #keySet()}, but each iterator returns the same view object, repositioned at every
      * step, so a scan allocates nothing per element. An element is valid until the next call to
-     * {@code next()}; copy what you need to keep.
+     * {@code next()}; copy what you need to keep. A parallel stream splits the key range, and each
+     * part reuses a view of its own: read an element in the operation that receives it.
      *
      * <p>The key view reads the key where it lies, without copying it; the map keeps that key's
      * memory while the iterator is on it, so the view stays readable until the next
