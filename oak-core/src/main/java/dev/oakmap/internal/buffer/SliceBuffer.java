@@ -1,11 +1,13 @@
 package dev.oakmap.internal.buffer;
 
+import dev.oakmap.OakScopedReadBuffer;
 import dev.oakmap.OakScopedWriteBuffer;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * The scoped buffer handed to serializers, comparators and compute callbacks: a window of
@@ -76,6 +78,21 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
     /** Creates a buffer open on the given window. */
     public SliceBuffer(MemorySegment segment, long base, int length, boolean writable) {
         open(segment, base, length, writable);
+    }
+
+    /**
+     * Runs {@code fn} on a read-only buffer over the window {@code [base, base + length)} of
+     * {@code segment}, whose scope ends when {@code fn} returns or throws: the {@code transform}
+     * of views over bytes that cannot change under them (keys).
+     */
+    public static <T> T applyReadOnly(MemorySegment segment, long base, int length,
+                                      Function<? super OakScopedReadBuffer, T> fn) {
+        SliceBuffer scoped = new SliceBuffer(segment, base, length, false);
+        try {
+            return fn.apply(scoped);
+        } finally {
+            scoped.close();
+        }
     }
 
     /** Positions this buffer on a window and opens its scope. @return this */

@@ -64,12 +64,7 @@ final class KeyCopyView implements OakUnscopedBuffer {
     public <T> T transform(Function<OakScopedReadBuffer, T> transformer) {
         Objects.requireNonNull(transformer, "transformer");
         map.checkOpen();
-        SliceBuffer scoped = new SliceBuffer(MemorySegment.ofArray(bytes), 0, bytes.length, false);
-        try {
-            return transformer.apply(scoped);
-        } finally {
-            scoped.close();
-        }
+        return SliceBuffer.applyReadOnly(MemorySegment.ofArray(bytes), 0, bytes.length, transformer);
     }
 
     @Override

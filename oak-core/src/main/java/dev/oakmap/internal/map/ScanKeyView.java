@@ -72,12 +72,7 @@ final class ScanKeyView implements OakUnscopedBuffer {
     public <T> T transform(Function<OakScopedReadBuffer, T> transformer) {
         Objects.requireNonNull(transformer, "transformer");
         SliceBuffer window = open();
-        SliceBuffer scoped = new SliceBuffer(window.rawSegment(), window.rawBase(), window.capacity(), false);
-        try {
-            return transformer.apply(scoped);
-        } finally {
-            scoped.close();
-        }
+        return SliceBuffer.applyReadOnly(window.rawSegment(), window.rawBase(), window.capacity(), transformer);
     }
 
     @Override
