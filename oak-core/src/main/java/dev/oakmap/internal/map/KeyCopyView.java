@@ -56,8 +56,9 @@ final class KeyCopyView implements OakUnscopedBuffer {
 
     @Override
     public void getBytes(int index, byte[] dst, int offset, int length) {
+        int from = at(index, length); // a closed map is reported first, as by the other views
         Objects.checkFromIndexSize(offset, length, dst.length);
-        System.arraycopy(bytes, at(index, length), dst, offset, length);
+        System.arraycopy(bytes, from, dst, offset, length);
     }
 
     @Override
