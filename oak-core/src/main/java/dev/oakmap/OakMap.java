@@ -1061,11 +1061,12 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
      * where a chunk starts, about in the middle of the range's chunks ({@link #splitKey}): the
      * part before that key, in the view's order, goes to the new spliterator, and this one keeps
      * the rest. Each part then scans its own range with its own cursor, so a parallel stream
-     * scans chunks on several threads at once. A range within one chunk, or a spliterator that
+     * scans chunks on several threads at once. Parts split no further once their range lies within
+     * one chunk: handing out batches of elements from there would have one thread iterate what
+     * it hands out. A view within one chunk from the start (a small map), or a spliterator that
      * has started, splits as {@link Spliterators.AbstractSpliterator} does, by handing out a batch
      * of the elements it iterates, except over iterators that reuse their elements (the zero-copy
-     * stream sets: a batch would hold one object many times); those split by range only, each part
-     * reusing its own elements. Each part is weakly consistent on its own range, so the whole keeps
+     * stream sets: a batch would hold one object many times), which do not split then. Each part is weakly consistent on its own range, so the whole keeps
      * the guarantee of an iterator: every mapping present throughout the traversal is returned
      * once, in order within each part.
      *
@@ -1078,6 +1079,8 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
         private final Comparator<? super T> comparator;
         /** Whether it may split off batches of elements (not if its iterator reuses them). */
         private final boolean batches;
+        /** Whether it split by range, or is a part of such a split: then it hands out no batches. */
+        private boolean ranged;
         /** The view (the key range, in its order) this spliterator covers, until it starts. */
         private OakMap<K, V> range;
         private Iterator<T> it;
@@ -1131,10 +1134,14 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
                 if (at != null) {
                     OakMap<K, V> before = range.headMap(at, false); // in the view's order
                     range = range.tailMap(at, true);
-                    return new ViewSpliterator<>(before, iteratorOf, characteristics(), comparator, batches);
+                    ranged = true;
+                    ViewSpliterator<K, V, T> part = new ViewSpliterator<>(before, iteratorOf, characteristics(),
+                            comparator, batches);
+                    part.ranged = true;
+                    return part;
                 }
             }
-            return batches ? super.trySplit() : null;
+            return batches && !ranged ? super.trySplit() : null;
         }
 
         @Override

@@ -90,7 +90,8 @@ class ParallelScanTest {
     /**
      * A fresh spliterator splits by key range: the part handed out is another view spliterator
      * (not a batch of elements), holding keys before all of those that remain, and the two cover
-     * the view; splitting goes on down to single chunks, then hands out batches.
+     * the view; splitting goes on down to single chunks, and stops there. A view within one chunk
+     * hands out batches instead.
      */
     @ParameterizedTest(name = "descending={0}")
     @ValueSource(booleans = {false, true})
@@ -113,6 +114,8 @@ class ParallelScanTest {
             splitAll(view.keySet().spliterator(), parts);
             assertTrue(parts.size() >= m.internal.chunkCount() / 2,
                     parts.size() + " ranges for " + m.internal.chunkCount() + " chunks");
+            assertTrue(parts.stream().allMatch(p -> p instanceof OakMap.ViewSpliterator),
+                    "parts of a range split hand out no batches (their own thread would iterate them)");
             List<Integer> joined = new ArrayList<>();
             for (Spliterator<Integer> p : parts) {
                 p.forEachRemaining(joined::add);
