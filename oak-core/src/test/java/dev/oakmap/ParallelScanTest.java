@@ -20,6 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -216,6 +217,26 @@ class ParallelScanTest {
             }
         }
         assertEquals(n / 2, evens, ctx + ": every stable key once");
+    }
+
+    /**
+     * Spliterators, and the parts split off them, fail with {@link OakClosedException} once the
+     * map is closed, as iterators do; so does a parallel stream.
+     */
+    @Test
+    void spliteratorsOfAClosedMapThrow() {
+        OakMap<Integer, Long> m = filled(2000, 16);
+        Spliterator<Integer> fresh = m.keySet().spliterator();
+        Spliterator<Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer>> rest = m.zc().entrySet().spliterator();
+        Spliterator<Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer>> part = rest.trySplit();
+        assertNotNull(part);
+        m.close();
+        assertThrows(OakClosedException.class, fresh::trySplit);
+        assertThrows(OakClosedException.class, () -> fresh.tryAdvance(k -> { }));
+        assertThrows(OakClosedException.class, () -> part.tryAdvance(e -> { }));
+        assertThrows(OakClosedException.class, () -> rest.forEachRemaining(e -> { }));
+        assertThrows(OakClosedException.class,
+                () -> m.values().parallelStream().count());
     }
 
     /** The entries' values follow their keys in the parallel entry stream. */
