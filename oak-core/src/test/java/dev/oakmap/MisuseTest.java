@@ -568,6 +568,123 @@ class MisuseTest {
     }
 
     // ------------------------------------------------------------------------------------------
+    // a serializer that writes fewer bytes than it said
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * ASCII string keys in fixed 16-byte slots: {@code calculateSize} always says 16, the
+     * serializer writes the characters only and relies on the rest reading as zeros (as a
+     * C-style string), and the comparator compares all 16 bytes. That is sloppy but legal: the
+     * map must store a key exactly as written, zeros after it, also in memory that a removed key
+     * of another length used before.
+     */
+    private static final OakSerializer<String> PADDED_KEY = new OakSerializer<>() {
+        @Override
+        public void serialize(String key, OakScopedWriteBuffer target) {
+            for (int i = 0; i < key.length(); i++) {
+                target.put(i, (byte) key.charAt(i));
+            }
+        }
+
+        @Override
+        public String deserialize(OakScopedReadBuffer source) {
+            StringBuilder b = new StringBuilder();
+            for (int i = 0; i < source.capacity() && source.get(i) != 0; i++) {
+                b.append((char) source.get(i));
+            }
+            return b.toString();
+        }
+
+        @Override
+        public int calculateSize(String key) {
+            return 16;
+        }
+    };
+
+    private static final OakComparator<String> PADDED_CMP = new OakComparator<>() {
+        private byte[] bytes(String k) {
+            byte[] b = new byte[16];
+            for (int i = 0; i < k.length(); i++) {
+                b[i] = (byte) k.charAt(i);
+            }
+            return b;
+        }
+
+        private byte[] bytes(OakScopedReadBuffer b) {
+            byte[] a = new byte[b.capacity()];
+            b.getBytes(0, a, 0, a.length);
+            return a;
+        }
+
+        @Override
+        public int compareKeys(String a, String b) {
+            return java.util.Arrays.compareUnsigned(bytes(a), bytes(b));
+        }
+
+        @Override
+        public int compareSerializedKeys(OakScopedReadBuffer a, OakScopedReadBuffer b) {
+            return java.util.Arrays.compareUnsigned(bytes(a), bytes(b));
+        }
+
+        @Override
+        public int compareKeyAndSerializedKey(String a, OakScopedReadBuffer b) {
+            return java.util.Arrays.compareUnsigned(bytes(a), bytes(b));
+        }
+    };
+
+    /**
+     * Keys and values whose serializers write fewer bytes than {@code calculateSize} said: the
+     * bytes left out read as zeros, never as bytes of a mapping removed before, under every
+     * scheme. Long keys and values are removed first (after in-place writes fill the values'
+     * tails), so that their memory is reused by shorter ones.
+     */
+    @ParameterizedTest(name = "scheme={0}")
+    @EnumSource(MemoryScheme.class)
+    void bytesASerializerLeavesOutReadAsZeros(MemoryScheme scheme) {
+        OakSerializer<Long> shortValue = new OakSerializer<>() {
+            @Override
+            public void serialize(Long v, OakScopedWriteBuffer target) {
+                target.putLong(0, v); // of 16
+            }
+
+            @Override
+            public Long deserialize(OakScopedReadBuffer source) {
+                return source.getLong(0);
+            }
+
+            @Override
+            public int calculateSize(Long v) {
+                return 16;
+            }
+        };
+        try (OakMap<String, Long> map = new OakMapBuilder<>(PADDED_KEY, shortValue, PADDED_CMP).chunkCapacity(CHUNK)
+                .memoryCapacity(TestMaps.SMALL_CAPACITY).blockSize(TestMaps.SMALL_BLOCK)
+                .keyMemory(scheme).valueMemory(scheme).build()) {
+            int n = 3000;
+            for (int i = 0; i < n; i++) {
+                String k = String.format("%015d", i); // 15 characters
+                map.put(k, (long) i);
+                assertTrue(map.zc().computeIfPresent(k, b -> b.putLong(8, -1L))); // the tail, in place
+            }
+            for (int i = 0; i < n; i++) {
+                map.remove(String.format("%015d", i));
+            }
+            TreeMap<String, Long> model = new TreeMap<>(PADDED_CMP::compareKeys);
+            for (int i = 0; i < n; i++) {
+                String k = Integer.toString(i); // shorter keys, in the same 16-byte slots
+                map.put(k, (long) i);
+                model.put(k, (long) i);
+            }
+            for (int i = 0; i < n; i++) {
+                String k = Integer.toString(i);
+                assertEquals((long) i, map.get(k), "get(" + k + ")");
+                assertEquals(0L, map.zc().get(k).getLong(8), "the value's unwritten tail of " + k);
+            }
+            assertEquals(new ArrayList<>(model.keySet()), new ArrayList<>(map.keySet()));
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
     // a deserializer that returns null
     // ------------------------------------------------------------------------------------------
 

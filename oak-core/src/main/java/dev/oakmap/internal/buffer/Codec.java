@@ -28,8 +28,14 @@ public final class Codec {
         return size;
     }
 
-    /** Serializes {@code object} into the window {@code [base, base + length)} of {@code segment}. */
+    /**
+     * Serializes {@code object} into the window {@code [base, base + length)} of {@code segment},
+     * zeroed first: reused memory keeps the bytes of a removed key or value, and a serializer that
+     * writes fewer bytes than {@code calculateSize} said (fixed-size slots, say) would otherwise
+     * store some of them as part of the new key or value, where comparisons and views see them.
+     */
     public static <T> void write(OakSerializer<T> serializer, T object, MemorySegment segment, long base, int length) {
+        segment.asSlice(base, length).fill((byte) 0);
         SliceBuffer buffer = new SliceBuffer(segment, base, length, true);
         try {
             serializer.serialize(object, buffer);
