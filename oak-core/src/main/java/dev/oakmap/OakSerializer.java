@@ -12,7 +12,8 @@ public interface OakSerializer<T> {
     /**
      * Writes {@code object} into {@code target}, whose capacity is exactly
      * {@code calculateSize(object)} bytes. Writing beyond it throws, and the map reports the
-     * failure as an {@link OakSerializationException} without storing anything.
+     * failure as an {@link OakSerializationException} without storing anything. The target
+     * starts zeroed: bytes left unwritten are stored, and compared, as zeros.
      */
     void serialize(T object, OakScopedWriteBuffer target);
 
