@@ -1066,9 +1066,9 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
      * it hands out. A view within one chunk from the start (a small map), or a spliterator that
      * has started, splits as {@link Spliterators.AbstractSpliterator} does, by handing out a batch
      * of the elements it iterates, except over iterators that reuse their elements (the zero-copy
-     * stream sets: a batch would hold one object many times), which do not split then. Each part is weakly consistent on its own range, so the whole keeps
-     * the guarantee of an iterator: every mapping present throughout the traversal is returned
-     * once, in order within each part.
+     * stream sets: a batch would hold one object many times), which do not split then. Each part
+     * is weakly consistent on its own range, so the whole keeps the guarantee of an iterator:
+     * every mapping present throughout the traversal is returned once, in order within each part.
      *
      * @param <K> the map's key type
      * @param <V> the map's value type

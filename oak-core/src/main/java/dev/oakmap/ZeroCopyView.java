@@ -175,7 +175,8 @@ final class ZeroCopyView<K, V> implements OakZeroCopyMap<K, V> {
         @Override
         public Spliterator<E> spliterator() {
             int ch = kind == Kind.VALUES ? 0 : Spliterator.DISTINCT;
-            return new OakMap.ViewSpliterator<K, V, E>(m, v -> v.zcView().new ZcIterator<>(kind, stream), ch, null, !stream);
+            return new OakMap.ViewSpliterator<K, V, E>(m, v -> v.zcView().new ZcIterator<>(kind, stream), ch, null,
+                    !stream);
         }
 
         @Override

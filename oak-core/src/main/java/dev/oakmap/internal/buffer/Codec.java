@@ -35,9 +35,9 @@ public final class Codec {
      * store some of them as part of the new key or value, where comparisons and views see them.
      */
     public static <T> void write(OakSerializer<T> serializer, T object, MemorySegment segment, long base, int length) {
-        segment.asSlice(base, length).fill((byte) 0);
         SliceBuffer buffer = new SliceBuffer(segment, base, length, true);
         try {
+            segment.asSlice(base, length).fill((byte) 0); // in the try: memory freed meanwhile is reported alike
             serializer.serialize(object, buffer);
         } catch (IndexOutOfBoundsException e) {
             throw new OakSerializationException("serializer wrote beyond the " + length

@@ -315,14 +315,22 @@ public final class Cursor<K, V> {
 
     /** @return a deserialized copy of the last key returned (from the on-heap copy if keys are copied) */
     private K lastKey() {
-        if (copiesKeys) {
-            return keys.readCopy(keyCopy, keyCopyLength);
+        return readKey(copiesKeys, keyCopy, keyCopyLength, curKey);
+    }
+
+    /**
+     * @return a deserialized copy of a key the cursor was on: from its on-heap copy if
+     *     {@code copied}, else from slice {@code ref}, which is protected (in place) or never
+     *     reclaimed, so the read cannot go stale (and re-locating must not retry)
+     */
+    private K readKey(boolean copied, byte[] copy, int copyLength, long ref) {
+        if (copied) {
+            return keys.readCopy(copy, copyLength);
         }
         try {
-            return keys.read(curKey, null); // protected, or copied (then not read here)
+            return keys.read(ref, null);
         } catch (StaleKeyException e) {
-            // in place, the current key is protected: it cannot be deleted (and re-locating must not retry)
-            throw new IllegalStateException("the key a scan is on was reclaimed", e);
+            throw new IllegalStateException("a key a scan stands on was reclaimed", e);
         }
     }
 
@@ -1123,14 +1131,7 @@ public final class Cursor<K, V> {
 
     /** @return a deserialized copy of the previous key (see {@link #prevChunk}) */
     private K previousKey() {
-        if (prevCopied) {
-            return keys.readCopy(prevCopy, prevCopyLength);
-        }
-        try {
-            return keys.read(prevKey, null);
-        } catch (StaleKeyException e) {
-            throw new IllegalStateException("the key a scan was on was reclaimed", e);
-        }
+        return readKey(prevCopied, prevCopy, prevCopyLength, prevKey);
     }
 
     /** @return a deserialized copy of the current key */
