@@ -15,7 +15,11 @@ public class DeletedMemoryAccessException extends ConcurrentModificationExceptio
         super("the value viewed by this buffer was removed from the map");
     }
 
-    /** Creates the exception with the given message. */
+    /**
+     * Creates the exception with the given message.
+     *
+     * @param message the detail message
+     */
     public DeletedMemoryAccessException(String message) {
         super(message);
     }

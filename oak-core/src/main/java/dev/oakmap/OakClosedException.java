@@ -2,7 +2,8 @@ package dev.oakmap;
 
 /**
  * Thrown by every operation on an {@link OakMap}, its views, iterators and buffers once the map
- * has been {@linkplain OakMap#close() closed}.
+ * has been {@linkplain OakMap#close() closed}, and by a {@link dev.oakmap.somar.Somar} once it has
+ * been closed.
  */
 public class OakClosedException extends IllegalStateException {
     private static final long serialVersionUID = 1L;
@@ -12,7 +13,11 @@ public class OakClosedException extends IllegalStateException {
         super("this Oak map has been closed");
     }
 
-    /** @param cause the low-level failure that revealed the map was closed */
+    /**
+     * Creates the exception with a message saying the map is closed and the failure that revealed it.
+     *
+     * @param cause the low-level failure that revealed the map was closed
+     */
     public OakClosedException(Throwable cause) {
         super("this Oak map has been closed", cause);
     }

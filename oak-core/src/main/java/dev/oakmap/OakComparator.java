@@ -16,13 +16,34 @@ import java.util.Comparator;
  */
 public interface OakComparator<K> extends Comparator<K> {
 
-    /** Compares two key objects. */
+    /**
+     * Compares two key objects.
+     *
+     * @param key1 the first key
+     * @param key2 the second key
+     * @return a negative number, zero or a positive number as {@code key1} is less than, equal to or
+     *     greater than {@code key2}
+     */
     int compareKeys(K key1, K key2);
 
-    /** Compares two serialized keys. */
+    /**
+     * Compares two serialized keys.
+     *
+     * @param serializedKey1 the first serialized key; valid only during the call
+     * @param serializedKey2 the second serialized key; valid only during the call
+     * @return a negative number, zero or a positive number as the first key is less than, equal to
+     *     or greater than the second
+     */
     int compareSerializedKeys(OakScopedReadBuffer serializedKey1, OakScopedReadBuffer serializedKey2);
 
-    /** Compares a key object with a serialized key. */
+    /**
+     * Compares a key object with a serialized key.
+     *
+     * @param key the key object
+     * @param serializedKey the serialized key; valid only during the call
+     * @return a negative number, zero or a positive number as {@code key} is less than, equal to or
+     *     greater than the key {@code serializedKey} holds
+     */
     int compareKeyAndSerializedKey(K key, OakScopedReadBuffer serializedKey);
 
     /**
@@ -36,6 +57,7 @@ public interface OakComparator<K> extends Comparator<K> {
      *
      * <p>The default returns 0 for every key, which is always correct and gives no acceleration.
      *
+     * @param key the key object
      * @return the prefix of {@code key}
      */
     default long keyPrefix(K key) {
@@ -50,6 +72,7 @@ public interface OakComparator<K> extends Comparator<K> {
      * overridden) or this one throws, the map computes stored keys' prefixes from deserialized
      * keys instead, which is slower but correct.
      *
+     * @param serializedKey the serialized key; valid only during the call
      * @return the prefix of {@code serializedKey}
      */
     default long serializedKeyPrefix(OakScopedReadBuffer serializedKey) {

@@ -93,9 +93,10 @@ import java.util.function.Function;
  * The off-heap memory is freed by {@link #close()} (from the map or any of its views). After that,
  * every operation on the map, its views, iterators and zero-copy buffers throws
  * {@link OakClosedException} (only the memory accessors {@link #memoryReserved()},
- * {@link #memoryUsed()} and {@link #memoryCapacity()} keep working). Closing while other threads still use the map is safe in the sense
- * that it never crashes the JVM: their operations fail with {@link OakClosedException}. An insertion
- * that would exceed the configured capacity throws {@link OakOutOfMemoryException}.
+ * {@link #memoryUsed()} and {@link #memoryCapacity()} keep working). Closing while other threads
+ * still use the map is safe in the sense that it never crashes the JVM: their operations fail with
+ * {@link OakClosedException}. An insertion that would exceed the configured capacity throws
+ * {@link OakOutOfMemoryException}.
  *
  * @param <K> the key type
  * @param <V> the value type
@@ -903,6 +904,8 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
     }
 
     /**
+     * Returns the off-heap memory this map has reserved.
+     *
      * @return bytes of off-heap memory this map currently holds (the blocks it took from the pool),
      *     whether or not they are in use, including the one spare block a growing map maps ahead
      *     (within its capacity); the whole map's figure, even when called on a view. May be called
@@ -913,6 +916,8 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
     }
 
     /**
+     * Returns the off-heap memory in use by this map's keys and values.
+     *
      * @return bytes of off-heap memory used by keys and values (including removed ones whose
      *     memory is not yet reused); the whole map's figure, even when called on a view. May be
      *     called after {@link #close()}.
@@ -921,7 +926,11 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
         return internal.offHeapUsedBytes();
     }
 
-    /** @return the most off-heap memory this map may hold, as configured in the builder */
+    /**
+     * Returns the off-heap capacity of this map. May be called after {@link #close()}.
+     *
+     * @return the most off-heap memory this map may hold, as configured in the builder
+     */
     public long memoryCapacity() {
         return internal.memoryCapacity();
     }
@@ -1026,7 +1035,12 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
         }
     }
 
-    /** An entry returned by the entry-set iterator; setValue writes through to the map. */
+    /**
+     * An entry returned by the entry-set iterator; setValue writes through to the map.
+     *
+     * @param <K> the key type
+     * @param <V> the value type
+     */
     private static final class WriteThroughEntry<K, V> extends SimpleEntry<K, V> {
         private static final long serialVersionUID = 1L;
         private final transient OakMap<K, V> map;

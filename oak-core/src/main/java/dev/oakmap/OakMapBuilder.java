@@ -57,9 +57,12 @@ public final class OakMapBuilder<K, V> {
     boolean placePairs = Boolean.getBoolean(InternalOakMap.PLACE_PAIRS_PROPERTY);
 
     /**
+     * Creates a builder with the given key and value handling and the default settings.
+     *
      * @param keySerializer how keys are written off-heap
      * @param valueSerializer how values are written off-heap
      * @param comparator the key order, on objects and on serialized keys
+     * @throws NullPointerException if an argument is null
      */
     public OakMapBuilder(OakSerializer<K> keySerializer, OakSerializer<V> valueSerializer,
                          OakComparator<K> comparator) {
@@ -71,6 +74,10 @@ public final class OakMapBuilder<K, V> {
     /**
      * The most off-heap memory the map may hold, in bytes; beyond it, insertions throw
      * {@link OakOutOfMemoryException}. Default {@link #DEFAULT_MEMORY_CAPACITY}.
+     *
+     * @param bytes the capacity, in bytes
+     * @return this builder
+     * @throws IllegalArgumentException if {@code bytes} is not positive
      */
     public OakMapBuilder<K, V> memoryCapacity(long bytes) {
         if (bytes <= 0) {
@@ -85,6 +92,11 @@ public final class OakMapBuilder<K, V> {
      * A map's first block is committed page by page as it fills; on Linux with native access
      * enabled, each later block is committed whole when the map takes it (so a growing map's
      * writes never wait for page faults), so resident memory grows by up to one block at a time.
+     *
+     * @param bytes the block size, in bytes
+     * @return this builder
+     * @throws IllegalArgumentException if {@code bytes} is less than 4,096 (4 KiB) or more than
+     *     134,217,728 (128 MiB)
      */
     public OakMapBuilder<K, V> blockSize(long bytes) {
         if (bytes < 4096 || bytes > (128L << 20)) {
@@ -97,6 +109,10 @@ public final class OakMapBuilder<K, V> {
     /**
      * Entries per chunk, from 4 to 65,535 (entries are linked by 16-bit indexes). Default
      * {@link #DEFAULT_CHUNK_CAPACITY}.
+     *
+     * @param entries the number of entries per chunk
+     * @return this builder
+     * @throws IllegalArgumentException if {@code entries} is less than 4 or more than 65,535
      */
     public OakMapBuilder<K, V> chunkCapacity(int entries) {
         if (entries < 4 || entries > Chunk.MAX_CAPACITY) {
@@ -109,6 +125,11 @@ public final class OakMapBuilder<K, V> {
     /**
      * A chunk is reorganized when its unsorted entries exceed this fraction of its sorted ones.
      * Default {@link #DEFAULT_REBALANCE_RATIO}.
+     *
+     * @param unsortedToSorted the ratio of unsorted to sorted entries
+     * @return this builder
+     * @throws IllegalArgumentException if {@code unsortedToSorted} is not in {@code (0, 64]} (NaN
+     *     included)
      */
     public OakMapBuilder<K, V> rebalanceRatio(double unsortedToSorted) {
         if (!(unsortedToSorted > 0) || unsortedToSorted > 64) {
@@ -122,6 +143,10 @@ public final class OakMapBuilder<K, V> {
      * How the memory of keys is managed: whether the keys of removed entries are reused, and how
      * safely against threads still reading them (see {@link MemoryScheme}). Default
      * {@link #DEFAULT_KEY_MEMORY}.
+     *
+     * @param scheme the memory scheme for keys
+     * @return this builder
+     * @throws NullPointerException if {@code scheme} is null
      */
     public OakMapBuilder<K, V> keyMemory(MemoryScheme scheme) {
         this.keyMemory = Objects.requireNonNull(scheme, "scheme");
@@ -131,13 +156,22 @@ public final class OakMapBuilder<K, V> {
     /**
      * How the memory of values is managed (see {@link MemoryScheme}). Default
      * {@link #DEFAULT_VALUE_MEMORY}.
+     *
+     * @param scheme the memory scheme for values
+     * @return this builder
+     * @throws NullPointerException if {@code scheme} is null
      */
     public OakMapBuilder<K, V> valueMemory(MemoryScheme scheme) {
         this.valueMemory = Objects.requireNonNull(scheme, "scheme");
         return this;
     }
 
-    /** @return a new, empty map with this configuration */
+    /**
+     * Builds a map. Each call builds a new, independent map; the builder may be changed and
+     * reused afterwards.
+     *
+     * @return a new, empty map with this configuration
+     */
     public OakMap<K, V> build() {
         return OakMap.create(this);
     }

@@ -2,7 +2,7 @@ package dev.oakmap;
 
 /**
  * Thrown when an operation needs off-heap memory beyond the capacity configured for its map
- * (see {@link OakMapBuilder#memoryCapacity(long)}).
+ * (see {@link OakMapBuilder#memoryCapacity(long)}) or for its {@link dev.oakmap.somar.Somar}.
  *
  * <p>The operation that throws has no visible effect: no half-inserted mapping is ever left
  * behind, and the map stays fully usable; removing mappings frees space for later insertions.
@@ -10,9 +10,12 @@ package dev.oakmap;
 public class OakOutOfMemoryException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
+    /** The configured capacity, in bytes, that was exhausted. */
     private final long capacity;
 
     /**
+     * Creates the exception for a request that did not fit in the capacity.
+     *
      * @param capacity the configured capacity, in bytes, that the request would have exceeded
      * @param requested the size, in bytes, of the request that failed
      */
@@ -22,7 +25,11 @@ public class OakOutOfMemoryException extends RuntimeException {
         this.capacity = capacity;
     }
 
-    /** @return the configured off-heap capacity, in bytes, that was exhausted */
+    /**
+     * Returns the capacity that the failed request would have exceeded.
+     *
+     * @return the configured off-heap capacity, in bytes, that was exhausted
+     */
     public long capacity() {
         return capacity;
     }

@@ -14,32 +14,86 @@ import java.util.Objects;
  */
 public interface OakScopedWriteBuffer extends OakScopedReadBuffer {
 
-    /** Writes a byte at {@code index}. @return this buffer */
+    /**
+     * Writes a byte at {@code index}.
+     *
+     * @param index the offset of the byte in this slice
+     * @param value the byte to write
+     * @return this buffer
+     * @throws IndexOutOfBoundsException if {@code index} is negative or not less than {@link #capacity()}
+     */
     OakScopedWriteBuffer put(int index, byte value);
 
-    /** Writes a big-endian char at {@code index}. @return this buffer */
+    /**
+     * Writes a big-endian char, in two bytes, at {@code index}.
+     *
+     * @param index the offset of the first byte in this slice
+     * @param value the char to write
+     * @return this buffer
+     * @throws IndexOutOfBoundsException if {@code index} is negative or {@code index + 2 > capacity()}
+     */
     OakScopedWriteBuffer putChar(int index, char value);
 
-    /** Writes a big-endian short at {@code index}. @return this buffer */
+    /**
+     * Writes a big-endian short, in two bytes, at {@code index}.
+     *
+     * @param index the offset of the first byte in this slice
+     * @param value the short to write
+     * @return this buffer
+     * @throws IndexOutOfBoundsException if {@code index} is negative or {@code index + 2 > capacity()}
+     */
     OakScopedWriteBuffer putShort(int index, short value);
 
-    /** Writes a big-endian int at {@code index}. @return this buffer */
+    /**
+     * Writes a big-endian int, in four bytes, at {@code index}.
+     *
+     * @param index the offset of the first byte in this slice
+     * @param value the int to write
+     * @return this buffer
+     * @throws IndexOutOfBoundsException if {@code index} is negative or {@code index + 4 > capacity()}
+     */
     OakScopedWriteBuffer putInt(int index, int value);
 
-    /** Writes a big-endian long at {@code index}. @return this buffer */
+    /**
+     * Writes a big-endian long, in eight bytes, at {@code index}.
+     *
+     * @param index the offset of the first byte in this slice
+     * @param value the long to write
+     * @return this buffer
+     * @throws IndexOutOfBoundsException if {@code index} is negative or {@code index + 8 > capacity()}
+     */
     OakScopedWriteBuffer putLong(int index, long value);
 
-    /** Writes a big-endian float at {@code index}. @return this buffer */
+    /**
+     * Writes a big-endian float, in four bytes, at {@code index}.
+     *
+     * @param index the offset of the first byte in this slice
+     * @param value the float to write
+     * @return this buffer
+     * @throws IndexOutOfBoundsException if {@code index} is negative or {@code index + 4 > capacity()}
+     */
     OakScopedWriteBuffer putFloat(int index, float value);
 
-    /** Writes a big-endian double at {@code index}. @return this buffer */
+    /**
+     * Writes a big-endian double, in eight bytes, at {@code index}.
+     *
+     * @param index the offset of the first byte in this slice
+     * @param value the double to write
+     * @return this buffer
+     * @throws IndexOutOfBoundsException if {@code index} is negative or {@code index + 8 > capacity()}
+     */
     OakScopedWriteBuffer putDouble(int index, double value);
 
     /**
      * Copies {@code src[offset..offset+length)} to this slice starting at {@code index}.
      *
+     * @param index the offset in this slice where the first byte is written
+     * @param src the array to copy from
+     * @param offset the position in {@code src} of the first byte to copy
+     * @param length the number of bytes to copy
      * @return this buffer
-     * @throws IndexOutOfBoundsException if either range is out of bounds
+     * @throws IndexOutOfBoundsException if either range is out of bounds (or {@code length} is negative)
+     * @throws NullPointerException if {@code src} is null
      */
     OakScopedWriteBuffer putBytes(int index, byte[] src, int offset, int length);
 
@@ -62,6 +116,8 @@ public interface OakScopedWriteBuffer extends OakScopedReadBuffer {
      * valid only inside the callback, with the alignment caveat of {@link #writableSegment()}.
      * Inside an in-place compute it costs a copy of that range only.
      *
+     * @param index the offset in this slice where the segment starts
+     * @param length the size of the segment, in bytes
      * @return a segment of {@code length} bytes
      * @throws IndexOutOfBoundsException if the range is not inside the slice
      */

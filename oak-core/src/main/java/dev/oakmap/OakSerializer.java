@@ -14,12 +14,28 @@ public interface OakSerializer<T> {
      * {@code calculateSize(object)} bytes. Writing beyond it throws, and the map reports the
      * failure as an {@link OakSerializationException} without storing anything. The target
      * starts zeroed: bytes left unwritten are stored, and compared, as zeros.
+     *
+     * @param object the object to serialize
+     * @param target where to write it; valid only during the call
      */
     void serialize(T object, OakScopedWriteBuffer target);
 
-    /** Reads an object back from its serialized form. */
+    /**
+     * Reads an object back from its serialized form. It must not return {@code null}: the map
+     * reports a null result as an {@link OakSerializationException}.
+     *
+     * @param source the serialized form; valid only during the call
+     * @return the object that {@code source} holds
+     */
     T deserialize(OakScopedReadBuffer source);
 
-    /** @return the exact number of bytes {@link #serialize} writes for {@code object} (≥ 0) */
+    /**
+     * Computes the size of the serialized form of an object. The map reports a negative size as an
+     * {@link OakSerializationException}; a serialized form must also fit, with the slice's header,
+     * in one off-heap block of the largest size (128 MiB).
+     *
+     * @param object the object to measure
+     * @return the exact number of bytes {@link #serialize} writes for {@code object} (≥ 0)
+     */
     int calculateSize(T object);
 }

@@ -11,8 +11,9 @@ import java.util.function.Function;
  * {@link #transform(Function)}. Once the mapping is removed, every read throws
  * {@link DeletedMemoryAccessException}, even if the memory has since been reused. The same
  * happens if the value is replaced by one that needs a slice of another size (a legacy
- * {@code put}, {@code compute} or {@code merge} with a longer or much shorter serialized form):
- * the view then refers to the old slice, which is released; get a new view. Zero-copy updates
+ * {@code put}, {@code compute} or {@code merge}, or a zero-copy {@code put}, with a longer or much
+ * shorter serialized form): the view then refers to the old slice, which is released; get a new
+ * view. In-place zero-copy updates ({@code computeIfPresent}, {@code putIfAbsentComputeIfPresent})
  * never change the size, so views follow them.
  *
  * <p>Keys never change, so a key view always reads the same bytes while its mapping exists. Key
@@ -29,8 +30,12 @@ public interface OakUnscopedBuffer extends OakBuffer {
      * partially visible to it. It may be invoked more than once if it races with an update (only
      * the result of a run over consistent bytes is returned), so it should have no side effects.
      *
+     * @param <T> the type of the result
+     * @param transformer the function to apply; the buffer it receives is valid only during the call
+     * @return the result of {@code transformer} on a consistent snapshot
      * @throws DeletedMemoryAccessException if the mapping was removed
      * @throws NullPointerException if {@code transformer} is null
+     * @throws OakClosedException if the map was closed
      */
     <T> T transform(Function<OakScopedReadBuffer, T> transformer);
 }

@@ -15,8 +15,14 @@ import java.util.function.Consumer;
  * iterators are weakly consistent: every mapping present throughout an iteration is returned
  * exactly once and in order, and no mapping that was absent throughout is returned.
  *
- * <p>Null keys and values are rejected with {@link NullPointerException}; keys outside the
- * range of a sub-map with {@link IllegalArgumentException}.
+ * <p>Null keys, values and functions are rejected with {@link NullPointerException}. A sub-map
+ * rejects insertions of keys outside its range with {@link IllegalArgumentException}, and treats
+ * such keys as absent for queries and removals. Once the map is closed, every method that reads or
+ * updates it throws {@link OakClosedException}.
+ *
+ * <p>The bulk views ({@link #keySet()} and the others) support iteration, {@code size},
+ * {@code isEmpty} and {@link java.util.Iterator#remove()}, which removes the mapping of the
+ * element last returned; their other mutators throw {@link UnsupportedOperationException}.
  *
  * @param <K> the key type
  * @param <V> the value type
@@ -24,19 +30,54 @@ import java.util.function.Consumer;
 public interface OakZeroCopyMap<K, V> {
 
     /**
+     * Returns a zero-copy view of the value mapped to {@code key}.
+     *
+     * @param key the key to look up
      * @return a view of the value mapped to {@code key}, or {@code null} if there is none. The
      *     view follows in-place updates and throws {@link DeletedMemoryAccessException} once the
      *     mapping is removed.
+     * @throws NullPointerException if {@code key} is null
+     * @throws OakClosedException if the map was closed
      */
     OakUnscopedBuffer get(K key);
 
-    /** Maps {@code key} to {@code value}, overwriting the previous value in place if it fits. */
+    /**
+     * Maps {@code key} to {@code value}. The previous value, if any, is overwritten in place when
+     * the new serialized value takes a slice of the same size; otherwise it is replaced by a new
+     * slice, and views of the previous value throw {@link DeletedMemoryAccessException}.
+     *
+     * @param key the key
+     * @param value the value to store
+     * @throws NullPointerException if {@code key} or {@code value} is null
+     * @throws IllegalArgumentException if {@code key} is outside the range of this sub-map
+     * @throws OakSerializationException if the key or value serializer misbehaves
+     * @throws OakOutOfMemoryException if the map's memory capacity is exhausted
+     * @throws OakClosedException if the map was closed
+     */
     void put(K key, V value);
 
-    /** Maps {@code key} to {@code value} if it has no mapping. @return true if inserted */
+    /**
+     * Maps {@code key} to {@code value} if it has no mapping.
+     *
+     * @param key the key
+     * @param value the value to store if {@code key} is absent
+     * @return true if inserted, false if {@code key} already had a mapping
+     * @throws NullPointerException if {@code key} or {@code value} is null
+     * @throws IllegalArgumentException if {@code key} is outside the range of this sub-map
+     * @throws OakSerializationException if the key or value serializer misbehaves
+     * @throws OakOutOfMemoryException if the map's memory capacity is exhausted
+     * @throws OakClosedException if the map was closed
+     */
     boolean putIfAbsent(K key, V value);
 
-    /** Removes the mapping of {@code key}. @return true if a mapping was removed */
+    /**
+     * Removes the mapping of {@code key}, if there is one.
+     *
+     * @param key the key
+     * @return true if a mapping was removed
+     * @throws NullPointerException if {@code key} is null
+     * @throws OakClosedException if the map was closed
+     */
     boolean remove(K key);
 
     /**
@@ -49,7 +90,12 @@ public interface OakZeroCopyMap<K, V> {
      * wait for itself, so that throws {@link IllegalStateException} and the value is left as it
      * was.
      *
+     * @param key the key
+     * @param computer the update, given a writable view of exactly the value's bytes, valid only
+     *     during the call
      * @return true if the key was present and the computer ran
+     * @throws NullPointerException if {@code key} or {@code computer} is null
+     * @throws OakClosedException if the map was closed
      */
     boolean computeIfPresent(K key, Consumer<OakScopedWriteBuffer> computer);
 
@@ -57,17 +103,38 @@ public interface OakZeroCopyMap<K, V> {
      * Inserts {@code value} if {@code key} is absent, otherwise runs {@code computer} in place on
      * the present value, as {@link #computeIfPresent} does; the two cases are decided atomically.
      *
+     * @param key the key
+     * @param value the value to insert if {@code key} is absent
+     * @param computer the update to run on the present value, as for {@link #computeIfPresent}
      * @return true if {@code value} was inserted, false if the computer ran
+     * @throws NullPointerException if {@code key}, {@code value} or {@code computer} is null
+     * @throws IllegalArgumentException if {@code key} is outside the range of this sub-map
+     * @throws OakSerializationException if the key or value serializer misbehaves
+     * @throws OakOutOfMemoryException if the map's memory capacity is exhausted
+     * @throws OakClosedException if the map was closed
      */
     boolean putIfAbsentComputeIfPresent(K key, V value, Consumer<OakScopedWriteBuffer> computer);
 
-    /** @return the keys, as views, in this map's order; each element is a new view object */
+    /**
+     * Returns the keys of this map as zero-copy views.
+     *
+     * @return the keys, as views, in this map's order; each element is a new view object
+     */
     Set<OakUnscopedBuffer> keySet();
 
-    /** @return the values, as views, in key order; each element is a new view object */
+    /**
+     * Returns the values of this map as zero-copy views.
+     *
+     * @return the values, as views, in key order; each element is a new view object
+     */
     Collection<OakUnscopedBuffer> values();
 
-    /** @return the mappings, as pairs of views, in key order */
+    /**
+     * Returns the mappings of this map as pairs of zero-copy views.
+     *
+     * @return the mappings, as pairs of views, in key order; the entries do not support
+     *     {@code setValue}
+     */
     Set<Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer>> entrySet();
 
     /**
@@ -79,12 +146,22 @@ public interface OakZeroCopyMap<K, V> {
      * <p>The key view reads the key where it lies, without copying it; the map keeps that key's
      * memory while the iterator is on it, so the view stays readable until the next
      * {@code next()} even if the mapping is removed meanwhile.
+     *
+     * @return the keys, as one reused view per iterator, in this map's order
      */
     Set<OakUnscopedBuffer> keyStreamSet();
 
-    /** Stream variant of {@link #values()}: one reused view object per iterator. */
+    /**
+     * Stream variant of {@link #values()}: one reused view object per iterator.
+     *
+     * @return the values, as one reused view per iterator, in key order
+     */
     Collection<OakUnscopedBuffer> valueStreamSet();
 
-    /** Stream variant of {@link #entrySet()}: one reused entry and pair of views per iterator. */
+    /**
+     * Stream variant of {@link #entrySet()}: one reused entry and pair of views per iterator.
+     *
+     * @return the mappings, as one reused entry per iterator, in key order
+     */
     Set<Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer>> entryStreamSet();
 }

@@ -70,9 +70,11 @@ public class ByteStringComparator<K> implements OakComparator<K> {
      * A comparator that orders key objects with {@code objectOrder} and serialized keys byte-wise.
      * Key-vs-serialized comparisons serialize the key into a temporary heap array.
      *
+     * @param <K> the key type
      * @param objectOrder the order of key objects, which must agree with the unsigned byte order of
      *     their serialized forms
      * @param serializer the serializer the map uses for keys
+     * @return a new comparator
      * @throws NullPointerException if an argument is null
      */
     public static <K> ByteStringComparator<K> of(Comparator<? super K> objectOrder, OakSerializer<K> serializer) {
@@ -86,7 +88,9 @@ public class ByteStringComparator<K> implements OakComparator<K> {
      * both (two temporary heap arrays), so prefer {@link #of(Comparator, OakSerializer)} when a
      * cheap object order is known.
      *
+     * @param <K> the key type
      * @param serializer the serializer the map uses for keys
+     * @return a new comparator
      * @throws NullPointerException if {@code serializer} is null
      */
     public static <K> ByteStringComparator<K> bySerializedForm(OakSerializer<K> serializer) {
@@ -99,6 +103,8 @@ public class ByteStringComparator<K> implements OakComparator<K> {
      * {@link Arrays#compareUnsigned(byte[], byte[])}. No comparison allocates or serializes; a key
      * array is compared directly against the serialized segment. This is the comparator behind
      * {@link OakCommonTypes#BYTE_ARRAY_COMPARATOR}.
+     *
+     * @return the shared comparator for {@code byte[]} keys
      */
     public static ByteStringComparator<byte[]> forByteArrays() {
         return ByteArrays.INSTANCE;
@@ -159,8 +165,12 @@ public class ByteStringComparator<K> implements OakComparator<K> {
     }
 
     /**
+     * Computes the key prefix of a serialized key held in an array.
+     *
+     * @param bytes the serialized key
      * @return the first 8 bytes of {@code bytes}, big-endian, zero-padded when shorter: the
      *     prefix of a byte-string key, as {@link #serializedKeyPrefix} computes it
+     * @throws NullPointerException if {@code bytes} is null
      */
     public static long prefixOf(byte[] bytes) {
         if (bytes.length >= Long.BYTES) {
@@ -187,6 +197,8 @@ public class ByteStringComparator<K> implements OakComparator<K> {
      * prefix ordering first: the order of {@link Arrays#compareUnsigned(byte[], byte[])}. Works on
      * any mix of heap and native segments.
      *
+     * @param a the first segment
+     * @param b the second segment
      * @return a negative number, zero or a positive number as {@code a} is less than, equal to or
      *     greater than {@code b}
      */

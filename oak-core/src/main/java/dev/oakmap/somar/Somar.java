@@ -64,6 +64,8 @@ public interface Somar extends AutoCloseable {
      *     read of that slice waits for the write to finish
      * @param capacityBytes the most off-heap memory it may hold
      * @return a new manager; close it to give the memory back
+     * @throws NullPointerException if {@code scheme} is null
+     * @throws IllegalArgumentException if {@code capacityBytes} is not positive
      */
     static Somar create(MemoryScheme scheme, long capacityBytes) {
         return new SomarSlices(scheme, capacityBytes);
@@ -72,25 +74,40 @@ public interface Somar extends AutoCloseable {
     /**
      * Allocates a private slice of {@code length} bytes (contents unspecified).
      *
+     * @param length the size of the slice, in bytes
      * @return its safe pointer
+     * @throws IllegalArgumentException if {@code length} is negative, or if the slice would not fit
+     *     in one off-heap block of the largest size (128 MiB, header included)
      * @throws OakOutOfMemoryException if the capacity is exhausted
      * @throws OakClosedException if closed
      */
     long allocate(int length);
 
     /**
-     * Reads the slice with {@code reader}.
+     * Reads the slice with {@code reader}. An exception that {@code reader} throws on a run over
+     * consistent bytes propagates.
      *
+     * @param <R> the type of the result
+     * @param pointer the slice's safe pointer
+     * @param reader the function to run over a read-only buffer of the slice's bytes
      * @return what {@code reader} returned on a run over consistent bytes
      * @throws DeletedMemoryAccessException if the slice was deleted
+     * @throws NullPointerException if {@code reader} is null
+     * @throws OakClosedException if closed
      */
     <R> R read(long pointer, Function<? super OakScopedReadBuffer, ? extends R> reader);
 
     /**
-     * Writes the slice with {@code writer}, under its write lock.
+     * Writes the slice with {@code writer}, under its write lock. If {@code writer} throws, the lock
+     * is released and the exception propagates; the writes it made before throwing are not undone.
      *
+     * @param <R> the type of the result
+     * @param pointer the slice's safe pointer
+     * @param writer the function to run over a writable buffer of the slice's bytes
      * @return what {@code writer} returned
      * @throws DeletedMemoryAccessException if the slice was deleted
+     * @throws NullPointerException if {@code writer} is null
+     * @throws OakClosedException if closed
      */
     <R> R write(long pointer, Function<? super OakScopedWriteBuffer, ? extends R> writer);
 
@@ -98,29 +115,60 @@ public interface Somar extends AutoCloseable {
      * Deletes a published slice. Its memory is reused once no thread can be writing it; readers
      * holding its pointer fail from now on.
      *
+     * @param pointer the slice's safe pointer
      * @return true if this call deleted it, false if it was already deleted
+     * @throws OakClosedException if closed
      */
     boolean delete(long pointer);
 
-    /** Writes a slice that no other thread can reach yet, without synchronization. */
+    /**
+     * Writes a slice that no other thread can reach yet, without synchronization.
+     *
+     * @param <R> the type of the result
+     * @param pointer the safe pointer of a slice from {@link #allocate} not yet published
+     * @param writer the function to run over a writable buffer of the slice's bytes
+     * @return what {@code writer} returned
+     * @throws NullPointerException if {@code writer} is null
+     * @throws OakClosedException if closed
+     */
     <R> R writePrivate(long pointer, Function<? super OakScopedWriteBuffer, ? extends R> writer);
 
-    /** Gives back a slice that no other thread can reach (never published). */
+    /**
+     * Gives back a slice that no other thread can reach (never published).
+     *
+     * @param pointer the safe pointer of a slice from {@link #allocate} not yet published
+     * @throws OakClosedException if closed
+     */
     void deletePrivate(long pointer);
 
     /**
+     * Returns the length of a slice.
+     *
+     * @param pointer the slice's safe pointer
      * @return the slice's length in bytes
      * @throws DeletedMemoryAccessException if the slice was deleted
+     * @throws OakClosedException if closed
      */
     int length(long pointer);
 
-    /** @return off-heap bytes in live slices and in slices deleted but not yet reusable */
+    /**
+     * Returns the off-heap memory in use. May be called after {@link #close()}.
+     *
+     * @return off-heap bytes in live slices and in slices deleted but not yet reusable
+     */
     long memoryUsed();
 
-    /** @return off-heap bytes of blocks held */
+    /**
+     * Returns the off-heap memory reserved. May be called after {@link #close()}.
+     *
+     * @return off-heap bytes of blocks held
+     */
     long memoryReserved();
 
-    /** Frees all memory; later calls throw {@link OakClosedException}. Idempotent. */
+    /**
+     * Frees all memory; later calls, except {@link #memoryUsed()} and {@link #memoryReserved()},
+     * throw {@link OakClosedException}. Idempotent.
+     */
     @Override
     void close();
 }
