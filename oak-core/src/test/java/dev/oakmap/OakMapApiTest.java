@@ -1018,9 +1018,11 @@ class OakMapApiTest {
             Runnable op = ops.get(i);
             assertThrows(OakClosedException.class, op::run, "operation " + i);
         }
-        assertEquals(64L << 20, m.memoryCapacity()); // the memory accessors keep working
-        m.memoryReserved();
-        m.memoryUsed();
+        // the memory accessors keep working, and report the memory given back
+        assertEquals(64L << 20, m.memoryCapacity());
+        assertEquals(0, m.memoryReserved(), "reserved after close");
+        assertEquals(0, m.memoryUsed(), "used after close");
+        assertEquals(0, sub.memoryUsed(), "used after close, through a view");
     }
 
     @Test

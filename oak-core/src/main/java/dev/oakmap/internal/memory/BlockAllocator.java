@@ -231,9 +231,12 @@ public final class BlockAllocator {
         return reserved.get();
     }
 
-    /** @return bytes of slices currently allocated and not freed */
+    /**
+     * @return bytes of slices currently allocated and not freed; 0 once closed, when every slice
+     *     went back with its block (operations still running then may not have counted theirs)
+     */
     public long usedBytes() {
-        return used.sum();
+        return closed ? 0 : used.sum();
     }
 
     /** @return the configured capacity in bytes */
