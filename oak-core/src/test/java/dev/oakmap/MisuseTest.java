@@ -709,6 +709,69 @@ class MisuseTest {
         }
     };
 
+    /**
+     * A key or value whose promised size cannot fit in one slice is the serializer's error,
+     * reported before anything is allocated, under every scheme and whatever capacity is left. A
+     * slice, header included, must fit in the largest block (128 MiB); header-less keys keep their
+     * length in the reference, at most 2^27 - 1. Under lock-based keys (12-byte headers) sizes
+     * just below 2^27 used to pass the size check and fail in the allocator, with
+     * {@link IllegalArgumentException} under a large capacity and {@link OakOutOfMemoryException}
+     * under a small one. Nothing is allocated here: every size is rejected.
+     */
+    @ParameterizedTest(name = "memory={0}")
+    @EnumSource(MemoryScheme.class)
+    void sizesNoSliceCanHoldAreSerializationErrors(MemoryScheme scheme) {
+        int justOverHeadered = (1 << 27) - 11; // + a 12-byte header: 4 bytes over 128 MiB
+        int overAnyKey = 1 << 27;
+        int tooLongKey = 1009;
+        long tooLongValue = 1_009L;
+        List<Integer> keySizes = new ArrayList<>(List.of(overAnyKey, Integer.MAX_VALUE));
+        if (scheme == MemoryScheme.LOCK_BASED) {
+            keySizes.add(justOverHeadered);
+            keySizes.add((1 << 27) - 1);
+        }
+        for (long capacity : new long[]{TestMaps.SMALL_CAPACITY, 1L << 40}) {
+            for (int keySize : keySizes) {
+                OakSerializer<Integer> keys = sizedAs(TestMaps.INT_KEY, tooLongKey, 4, keySize);
+                OakSerializer<Long> values = sizedAs(TestMaps.LONG_VAL, tooLongValue, 8, justOverHeadered);
+                try (OakMap<Integer, Long> map = new OakMapBuilder<>(keys, values, TestMaps.INT_CMP)
+                        .keyMemory(scheme).valueMemory(scheme).chunkCapacity(CHUNK).memoryCapacity(capacity)
+                        .blockSize(TestMaps.SMALL_BLOCK).build()) {
+                    TreeMap<Integer, Long> model = fill(map, 100);
+                    String ctx = scheme + ", capacity " + capacity + ", key size " + keySize;
+                    assertSerializationFailure(ctx + ": put", () -> map.put(tooLongKey, 1L));
+                    assertSerializationFailure(ctx + ": zc.putIfAbsent", () -> map.zc().putIfAbsent(tooLongKey, 1L));
+                    assertSerializationFailure(ctx + ": value put", () -> map.put(50, tooLongValue));
+                    assertSerializationFailure(ctx + ": value zc.put", () -> map.zc().put(51, tooLongValue));
+                    assertSerializationFailure(ctx + ": value compute",
+                            () -> map.compute(50, (k, v) -> tooLongValue));
+                    assertHolds(ctx, map, model);
+                    assertUsable(ctx, map, model);
+                }
+            }
+        }
+    }
+
+    /** @return {@code base}, except that {@code odd} claims {@code size} bytes (and writes its usual ones) */
+    private static <T> OakSerializer<T> sizedAs(OakSerializer<T> base, T odd, int usual, int size) {
+        return new OakSerializer<>() {
+            @Override
+            public void serialize(T object, OakScopedWriteBuffer target) {
+                base.serialize(object, target);
+            }
+
+            @Override
+            public T deserialize(OakScopedReadBuffer source) {
+                return base.deserialize(source);
+            }
+
+            @Override
+            public int calculateSize(T object) {
+                return object.equals(odd) ? size : usual;
+            }
+        };
+    }
+
     @Test
     void aDeserializerReturningNullIsASerializationError() {
         try (OakMap<Integer, Integer> values = new OakMapBuilder<>(OakCommonTypes.INTEGER_SERIALIZER,

@@ -82,6 +82,15 @@ class SomarTest {
             }
         });
         assertThrows(IllegalArgumentException.class, () -> m.allocate(-1));
+        // longer than any block can hold: an argument error, whatever capacity is left (it was an
+        // OakOutOfMemoryException under a small capacity, IllegalArgumentException under a large one)
+        IllegalArgumentException tooLong = assertThrows(IllegalArgumentException.class,
+                () -> m.allocate(Integer.MAX_VALUE));
+        assertTrue(tooLong.getMessage().contains("outside"), tooLong.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> m.allocate((1 << 27) - 11)); // + header > 128 MiB
+        try (Somar large = Somar.create(scheme, 1L << 40)) {
+            assertThrows(IllegalArgumentException.class, () -> large.allocate((1 << 27) - 11));
+        }
         m.close();
         m.close();
         assertThrows(OakClosedException.class, () -> m.allocate(8));

@@ -174,7 +174,7 @@ public final class KeyOps<K> {
 
     /** Writes {@code key}, whose prefix is {@code kp}, to a new slice. @return its reference */
     public long write(K key, long kp) {
-        int len = Codec.sizeOf(serializer, key, Refs.MAX_AUX);
+        int len = Codec.sizeOf(serializer, key, slices.maxLength());
         long ref = slices.allocate(len);
         try {
             Codec.write(serializer, key, slices.segment(ref), slices.dataOffset(ref), len);

@@ -841,7 +841,7 @@ public final class InternalOakMap<K, V> {
     }
 
     private long prepareValue(V value) {
-        int len = Codec.sizeOf(valueSerializer, value, (int) Math.min(Integer.MAX_VALUE, Refs.MAX_BLOCK_SIZE) - 16);
+        int len = Codec.sizeOf(valueSerializer, value, values.maxLength());
         long ref = values.allocate(len);
         try {
             Codec.write(valueSerializer, value, values.segment(ref), values.dataOffset(ref), len);

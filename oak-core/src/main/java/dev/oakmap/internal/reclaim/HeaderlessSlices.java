@@ -50,6 +50,9 @@ public final class HeaderlessSlices extends SliceManager {
 
     @Override public int headerBytes() { return 0; }
 
+    /** @return also bounded by the reference's aux field, which holds the length */
+    @Override public int maxLength() { return Math.min(super.maxLength(), Refs.MAX_AUX); }
+
     @Override
     public long sliceBytes(int length) {
         return Refs.alignGranule(Math.max(8, length));
@@ -66,7 +69,7 @@ public final class HeaderlessSlices extends SliceManager {
     }
 
     private long allocate(int length, boolean fresh) {
-        if (length > Refs.MAX_AUX) {
+        if (length > maxLength()) {
             throw new IllegalArgumentException("a slice of " + length + " bytes is too long");
         }
         long bytes = sliceBytes(length);

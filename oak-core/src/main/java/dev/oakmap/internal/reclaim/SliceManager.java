@@ -89,6 +89,16 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
     public abstract long sliceBytes(int length);
 
     /**
+     * @return the most data one slice of this manager holds: with its header, a slice must fit in
+     *     the largest block ({@link Refs#MAX_BLOCK_SIZE}, a multiple of the granule, so no padding
+     *     can push it over). Callers check serialized sizes against it, so that a too-long key or
+     *     value is the serializer's error rather than the allocator's
+     */
+    public int maxLength() {
+        return (int) Math.min(Integer.MAX_VALUE, Refs.MAX_BLOCK_SIZE - headerBytes());
+    }
+
+    /**
      * Allocates a private slice for {@code length} bytes of data.
      *
      * @return a live reference; the caller writes the data before publishing it

@@ -33,8 +33,8 @@ public final class SomarSlices implements Somar {
     @Override
     public long allocate(int length) {
         checkOpen();
-        if (length < 0) {
-            throw new IllegalArgumentException("negative length: " + length);
+        if (length < 0 || length > slices.maxLength()) {
+            throw new IllegalArgumentException("length " + length + " outside [0, " + slices.maxLength() + "]");
         }
         return slices.allocate(length);
     }
