@@ -1512,6 +1512,80 @@ class MisuseTest {
         runCases("close inside a serializer", runs, () -> { });
     }
 
+    /**
+     * A caller whose interrupt flag is set is served like any other, and keeps its flag: the map
+     * never waits interruptibly (its locks ignore interrupts, its back-off parks return at once and
+     * it re-checks, and the wait for a block mapped ahead restores the flag it consumed). Covers
+     * writes that rebalance and take new blocks, reads, in-place computes, scans in both
+     * directions, navigation, removals and clear, on every scheme, and a wait for another
+     * thread's in-place write to the same value.
+     */
+    @ParameterizedTest(name = "memory={0}")
+    @EnumSource(MemoryScheme.class)
+    void interruptedCallersAreServedAndKeepTheirFlag(MemoryScheme scheme) throws Exception {
+        try (OakMap<Integer, Long> map = TestMaps.builder(TestMaps.LONG_VAL, CHUNK)
+                .keyMemory(scheme).valueMemory(scheme).build()) {
+            TreeMap<Integer, Long> model = new TreeMap<>();
+            Thread.currentThread().interrupt();
+            try {
+                for (int k = 0; k < 20_000; k++) { // many rebalances of 8-entry chunks, several blocks
+                    map.put(k, (long) k);
+                    model.put(k, (long) k);
+                }
+                for (int k = 0; k < 20_000; k += 3) {
+                    assertEquals(k, map.remove(k));
+                    model.remove(k);
+                }
+                for (int k = 1; k < 20_000; k += 7) {
+                    int key = k;
+                    assertEquals(model.containsKey(key), map.zc().computeIfPresent(key,
+                            b -> b.putLong(0, b.getLong(0) + 1)));
+                    model.computeIfPresent(key, (x, v) -> v + 1);
+                    assertEquals(model.get(key), map.get(key));
+                }
+                assertEquals(model.firstEntry(), map.firstEntry());
+                assertEquals(model.lastKey(), map.lastKey());
+                assertEquals(model.ceilingKey(9_000), map.ceilingKey(9_000));
+                assertHolds("interrupted caller", map, model);
+                assertTrue(Thread.currentThread().isInterrupted(), "the flag survived the map's calls");
+            } finally {
+                Thread.interrupted();
+            }
+            // a write that waits for another thread's in-place write of the same value
+            CountDownLatch inside = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            Thread holder = new Thread(() -> map.zc().computeIfPresent(1, b -> {
+                inside.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                b.putLong(0, 100L);
+            }));
+            holder.start();
+            assertTrue(inside.await(10, TimeUnit.SECONDS), "holder entered its update");
+            CompletableFuture<Boolean> waiterFlag = new CompletableFuture<>();
+            Thread waiter = new Thread(() -> {
+                Thread.currentThread().interrupt();
+                try {
+                    map.zc().computeIfPresent(1, b -> b.putLong(0, b.getLong(0) + 1));
+                    waiterFlag.complete(Thread.currentThread().isInterrupted());
+                } catch (Throwable t) {
+                    waiterFlag.completeExceptionally(t);
+                }
+            });
+            waiter.start();
+            Thread.sleep(50); // the waiter spins on the held value meanwhile, interrupted
+            assertFalse(waiterFlag.isDone(), "the waiter waited for the holder");
+            release.countDown();
+            holder.join(10_000);
+            assertTrue(waiterFlag.get(10, TimeUnit.SECONDS), "the waiter kept its flag");
+            waiter.join(10_000);
+            assertEquals(101L, map.get(1), "both updates applied, the waiter's after the holder's");
+        }
+    }
+
     @ParameterizedTest(name = "seed={0}")
     @MethodSource("seeds")
     void closeWhileOtherThreadsReadScanAndWrite(long seed) throws Exception {
