@@ -772,6 +772,104 @@ class MisuseTest {
         };
     }
 
+    /**
+     * A scoped buffer that a callback keeps (in a field, say) and uses after it returned throws
+     * {@link IllegalStateException} on every access, as {@link OakScopedReadBuffer} documents:
+     * buffers handed to key and value serializers, deserializers, comparators, in-place computes
+     * and transforms, and the heap buffers {@link dev.oakmap.common.ByteStringComparator} hands to
+     * a key serializer. The map is unharmed.
+     */
+    @Test
+    void scopedBuffersThrowOnceTheirCallbackReturned() {
+        Map<String, List<OakBuffer>> kept = new java.util.LinkedHashMap<>();
+        OakSerializer<Integer> keys = keeping(TestMaps.INT_KEY, "key", kept);
+        OakSerializer<Long> values = keeping(TestMaps.LONG_VAL, "value", kept);
+        OakComparator<Integer> order = new OakComparator<>() {
+            @Override
+            public int compareKeys(Integer a, Integer b) {
+                return TestMaps.INT_CMP.compareKeys(a, b);
+            }
+
+            @Override
+            public int compareSerializedKeys(OakScopedReadBuffer a, OakScopedReadBuffer b) {
+                keep(kept, "comparator", a);
+                return TestMaps.INT_CMP.compareSerializedKeys(a, b);
+            }
+
+            @Override
+            public int compareKeyAndSerializedKey(Integer key, OakScopedReadBuffer b) {
+                keep(kept, "comparator", b);
+                return TestMaps.INT_CMP.compareKeyAndSerializedKey(key, b);
+            }
+        };
+        OakComparator<Integer> byBytes = dev.oakmap.common.ByteStringComparator.of(Integer::compare,
+                keeping(TestMaps.INT_KEY, "byte-string comparator's key", kept));
+        for (OakComparator<Integer> cmp : List.of(order, byBytes)) {
+            try (OakMap<Integer, Long> map = longMap(keys, values, cmp)) {
+                TreeMap<Integer, Long> model = fill(map, 200); // serializers and comparisons
+                assertEquals(20L, map.get(2));                 // a deserializer
+                assertEquals(model.firstKey(), map.keySet().iterator().next());
+                assertTrue(map.zc().computeIfPresent(4, b -> keep(kept, "in-place compute", b)));
+                assertEquals(Long.valueOf(40L), map.zc().get(4).<Long>transform(b -> {
+                    keep(kept, "transform", b);
+                    return b.getLong(0);
+                }));
+                for (Map.Entry<String, List<OakBuffer>> e : kept.entrySet()) {
+                    assertFalse(e.getValue().isEmpty(), e.getKey() + ": no buffer kept");
+                    for (OakBuffer b : e.getValue()) {
+                        assertOutOfScope(e.getKey(), b);
+                    }
+                    e.getValue().clear();
+                }
+                assertHolds("after buffers were used out of scope", map, model);
+            }
+        }
+        assertTrue(kept.keySet().containsAll(List.of("key", "value", "comparator", "in-place compute", "transform",
+                "byte-string comparator's key")), kept.keySet().toString());
+    }
+
+    private static void keep(Map<String, List<OakBuffer>> kept, String from, OakBuffer buffer) {
+        kept.computeIfAbsent(from, x -> new ArrayList<>()).add(buffer);
+    }
+
+    /** @return {@code base}, keeping every buffer it is given in {@code kept}, under {@code from} */
+    private static <T> OakSerializer<T> keeping(OakSerializer<T> base, String from, Map<String, List<OakBuffer>> kept) {
+        return new OakSerializer<>() {
+            @Override
+            public void serialize(T object, OakScopedWriteBuffer target) {
+                keep(kept, from, target);
+                base.serialize(object, target);
+            }
+
+            @Override
+            public T deserialize(OakScopedReadBuffer source) {
+                keep(kept, from, source);
+                return base.deserialize(source);
+            }
+
+            @Override
+            public int calculateSize(T object) {
+                return base.calculateSize(object);
+            }
+        };
+    }
+
+    private static void assertOutOfScope(String from, OakBuffer b) {
+        List<Executable> uses = new ArrayList<>(List.of(b::capacity, () -> b.get(0), () -> b.getInt(0),
+                () -> b.getBytes(0, new byte[1], 0, 1)));
+        if (b instanceof OakScopedReadBuffer r) {
+            uses.add(r::segment);
+        }
+        if (b instanceof OakScopedWriteBuffer w) {
+            uses.add(() -> w.put(0, (byte) 1));
+            uses.add(() -> w.putLong(0, 1L));
+            uses.add(w::writableSegment);
+        }
+        for (int i = 0; i < uses.size(); i++) {
+            assertThrows(IllegalStateException.class, uses.get(i), from + ": use " + i + " of a kept buffer");
+        }
+    }
+
     @Test
     void aDeserializerReturningNullIsASerializationError() {
         try (OakMap<Integer, Integer> values = new OakMapBuilder<>(OakCommonTypes.INTEGER_SERIALIZER,

@@ -116,8 +116,8 @@ public class ByteStringComparator<K> implements OakComparator<K> {
         if (objectOrder != null) {
             return objectOrder.compare(key1, key2);
         }
-        return compareSegments(HeapWriteBuffer.serialize(serializer, key1).writableSegment(),
-                HeapWriteBuffer.serialize(serializer, key2).writableSegment());
+        return compareSegments(HeapWriteBuffer.serialize(serializer, key1),
+                HeapWriteBuffer.serialize(serializer, key2));
     }
 
     /** Compares two serialized keys as unsigned byte strings; never deserializes or allocates. */
@@ -133,7 +133,7 @@ public class ByteStringComparator<K> implements OakComparator<K> {
      */
     @Override
     public int compareKeyAndSerializedKey(K key, OakScopedReadBuffer serializedKey) {
-        return compareSegments(HeapWriteBuffer.serialize(serializer, key).writableSegment(),
+        return compareSegments(HeapWriteBuffer.serialize(serializer, key),
                 serializedKey.segment());
     }
 
@@ -161,7 +161,7 @@ public class ByteStringComparator<K> implements OakComparator<K> {
      */
     @Override
     public long keyPrefix(K key) {
-        return prefixOf(HeapWriteBuffer.serialize(serializer, key).writableSegment());
+        return prefixOf(HeapWriteBuffer.serialize(serializer, key));
     }
 
     /**

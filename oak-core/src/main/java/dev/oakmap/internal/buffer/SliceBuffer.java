@@ -254,15 +254,20 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
         }
     }
 
-    private long at(int index, int size) {
+    private void requireOpen() {
         if (!open) {
             throw new IllegalStateException("scoped buffer used outside of its scope");
         }
+    }
+
+    private long at(int index, int size) {
+        requireOpen();
         Objects.checkFromIndexSize(index, size, length);
         return base + index;
     }
 
     private long wat(int index, int size) {
+        requireOpen(); // out of scope before read-only: the first is what a kept buffer should report
         if (!writable) {
             throw new UnsupportedOperationException("read-only buffer");
         }
@@ -273,7 +278,11 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
         return at;
     }
 
-    @Override public int capacity() { return length; }
+    @Override
+    public int capacity() {
+        requireOpen();
+        return length;
+    }
     @Override public byte get(int index) { return segment.get(ValueLayout.JAVA_BYTE, at(index, 1)); }
     @Override public char getChar(int index) { return segment.get(Layouts.CHAR, at(index, 2)); }
     @Override public short getShort(int index) { return segment.get(Layouts.SHORT, at(index, 2)); }
