@@ -3,6 +3,8 @@ package dev.oakmap.common;
 import dev.oakmap.OakComparator;
 import dev.oakmap.OakScopedReadBuffer;
 import dev.oakmap.OakSerializer;
+import dev.oakmap.internal.buffer.Codec;
+import dev.oakmap.internal.memory.Refs;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -32,7 +34,10 @@ import java.util.Objects;
  * lock-free, at the cost of one short-lived allocation) and compares the bytes. Subclasses that
  * can compare a key object with serialized bytes directly should override that method; the
  * instances returned by {@link #forByteArrays()} and the String comparator in
- * {@link OakCommonTypes} do so and allocate nothing.
+ * {@link OakCommonTypes} do so and allocate nothing. The serializer runs as it does when the map
+ * stores a key: against a buffer scoped to the call, with its failures (a negative size, an
+ * exception, a write past the promised size) reported as
+ * {@link dev.oakmap.OakSerializationException}.
  *
  * <p>The {@linkplain #keyPrefix key prefix} the map uses to skip most off-heap comparisons is the
  * first 8 serialized bytes, big-endian, zero-padded: order-preserving for every byte-wise order.
@@ -116,8 +121,7 @@ public class ByteStringComparator<K> implements OakComparator<K> {
         if (objectOrder != null) {
             return objectOrder.compare(key1, key2);
         }
-        return compareSegments(HeapWriteBuffer.serialize(serializer, key1),
-                HeapWriteBuffer.serialize(serializer, key2));
+        return compareSegments(serialized(key1), serialized(key2));
     }
 
     /** Compares two serialized keys as unsigned byte strings; never deserializes or allocates. */
@@ -133,8 +137,7 @@ public class ByteStringComparator<K> implements OakComparator<K> {
      */
     @Override
     public int compareKeyAndSerializedKey(K key, OakScopedReadBuffer serializedKey) {
-        return compareSegments(HeapWriteBuffer.serialize(serializer, key),
-                serializedKey.segment());
+        return compareSegments(serialized(key), serializedKey.segment());
     }
 
     /**
@@ -161,7 +164,22 @@ public class ByteStringComparator<K> implements OakComparator<K> {
      */
     @Override
     public long keyPrefix(K key) {
-        return prefixOf(HeapWriteBuffer.serialize(serializer, key));
+        return prefixOf(serialized(key));
+    }
+
+    /**
+     * Serializes {@code key} into a new heap array the way the map serializes keys off-heap
+     * ({@link Codec}): through a buffer scoped to the call, with a serializer that misbehaves (a
+     * negative or impossible size, a throw, a write past its size) reported as
+     * {@link dev.oakmap.OakSerializationException}.
+     *
+     * @return a segment over the array
+     */
+    private MemorySegment serialized(K key) {
+        int size = Codec.sizeOf(serializer, key, Refs.MAX_AUX); // no map holds a longer key
+        MemorySegment bytes = MemorySegment.ofArray(new byte[size]);
+        Codec.write(serializer, key, bytes, 0, size);
+        return bytes;
     }
 
     /**

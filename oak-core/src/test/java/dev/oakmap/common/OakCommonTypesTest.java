@@ -326,6 +326,50 @@ class OakCommonTypesTest {
                 ByteStringComparator.of(Long::compare, OakCommonTypes.LONG_SERIALIZER).keyPrefix(7L));
     }
 
+    /**
+     * A key serializer that misbehaves while the comparator serializes a key object is reported as
+     * the map reports it, {@link dev.oakmap.OakSerializationException} (with the serializer's
+     * exception as cause when it threw), from every method that serializes a key.
+     */
+    @Test
+    void byteStringComparatorReportsAMisbehavingSerializer() {
+        RuntimeException boom = new RuntimeException("boom");
+        OakSerializer<Long> bad = new OakSerializer<>() {
+            @Override
+            public void serialize(Long v, dev.oakmap.OakScopedWriteBuffer target) {
+                if (v == 1) {
+                    throw boom;
+                }
+                target.putLong(0, v); // 8 bytes, past the promised 4 for v == 3
+            }
+
+            @Override
+            public Long deserialize(OakScopedReadBuffer source) {
+                return source.getLong(0);
+            }
+
+            @Override
+            public int calculateSize(Long v) {
+                return v == 2 ? -1 : v == 3 ? 4 : 8;
+            }
+        };
+        OakScopedReadBuffer five = TestBuffers.of(new byte[] {0, 0, 0, 0, 0, 0, 0, 5});
+        for (ByteStringComparator<Long> c : List.of(ByteStringComparator.of(Long::compare, bad),
+                ByteStringComparator.bySerializedForm(bad))) {
+            for (long key : new long[] {1, 2, 3}) {
+                Throwable t = assertThrows(dev.oakmap.OakSerializationException.class,
+                        () -> c.compareKeyAndSerializedKey(key, five), "key " + key);
+                if (key == 1) {
+                    assertEquals(boom, t.getCause());
+                }
+                assertThrows(dev.oakmap.OakSerializationException.class, () -> c.keyPrefix(key), "prefix " + key);
+            }
+            assertEquals(-1, Integer.signum(c.compareKeyAndSerializedKey(4L, five)), "a sound key still compares");
+        }
+        assertThrows(dev.oakmap.OakSerializationException.class,
+                () -> ByteStringComparator.bySerializedForm(bad).compareKeys(1L, 4L));
+    }
+
     @Test
     void forByteArraysIsTheCommonConstant() {
         assertEquals(OakCommonTypes.BYTE_ARRAY_COMPARATOR, ByteStringComparator.forByteArrays());
