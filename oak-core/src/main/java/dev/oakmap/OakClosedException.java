@@ -21,4 +21,14 @@ public class OakClosedException extends IllegalStateException {
     public OakClosedException(Throwable cause) {
         super("this Oak map has been closed", cause);
     }
+
+    /**
+     * Creates the exception for something other than a map that was closed.
+     *
+     * @param message what was closed
+     * @param cause the low-level failure that revealed it, or {@code null}
+     */
+    public OakClosedException(String message, Throwable cause) {
+        super(message, cause);
+    }
 }

@@ -93,7 +93,8 @@ class SomarTest {
         }
         m.close();
         m.close();
-        assertThrows(OakClosedException.class, () -> m.allocate(8));
+        OakClosedException closed = assertThrows(OakClosedException.class, () -> m.allocate(8));
+        assertTrue(closed.getMessage().contains("SOMAR"), closed.getMessage()); // not "this Oak map"
         assertThrows(OakClosedException.class, () -> m.read(p, b -> 0));
     }
 }

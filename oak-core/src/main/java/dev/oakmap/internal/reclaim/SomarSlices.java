@@ -19,9 +19,11 @@ import java.util.function.Function;
  */
 public final class SomarSlices implements Somar {
     private static final long BLOCK_SIZE = 8L << 20;
+    private static final String CLOSED = "this SOMAR memory manager has been closed";
 
     private final BlockAllocator allocator;
     private final SliceManager slices;
+
     private volatile boolean closed;
 
     public SomarSlices(MemoryScheme scheme, long capacityBytes) {
@@ -138,12 +140,12 @@ public final class SomarSlices implements Somar {
 
     private void checkOpen() {
         if (closed) {
-            throw new OakClosedException();
+            throw new OakClosedException(CLOSED, null);
         }
     }
 
     private RuntimeException closedOr(IllegalStateException e) {
-        return closed ? new OakClosedException(e) : e;
+        return closed ? new OakClosedException(CLOSED, e) : e;
     }
 
     private static DeletedMemoryAccessException deleted() {
