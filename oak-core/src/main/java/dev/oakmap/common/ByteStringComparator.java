@@ -245,7 +245,8 @@ public class ByteStringComparator<K> implements OakComparator<K> {
 
         @Override
         public int compareKeys(byte[] key1, byte[] key2) {
-            return Arrays.compareUnsigned(key1, key2);
+            // Arrays.compareUnsigned orders null first; a comparator of keys rejects it, as the class says
+            return Arrays.compareUnsigned(Objects.requireNonNull(key1, "key1"), Objects.requireNonNull(key2, "key2"));
         }
 
         @Override

@@ -381,6 +381,9 @@ class OakCommonTypesTest {
     void nullKeysAreRejected() {
         assertThrows(NullPointerException.class, () -> OakCommonTypes.INTEGER_COMPARATOR.compareKeys(null, 1));
         assertThrows(NullPointerException.class, () -> OakCommonTypes.STRING_COMPARATOR.compareKeys("a", null));
+        assertThrows(NullPointerException.class, () -> OakCommonTypes.BYTE_ARRAY_COMPARATOR.compareKeys(null, new byte[1]));
+        assertThrows(NullPointerException.class, () -> OakCommonTypes.BYTE_ARRAY_COMPARATOR.compareKeys(new byte[1], null));
+        assertThrows(NullPointerException.class, () -> OakCommonTypes.LONG_COMPARATOR.compareKeys(1L, null));
         assertThrows(NullPointerException.class, () -> OakCommonTypes.STRING_SERIALIZER.calculateSize(null));
         assertThrows(NullPointerException.class, () -> OakCommonTypes.BYTE_ARRAY_SERIALIZER.calculateSize(null));
     }
