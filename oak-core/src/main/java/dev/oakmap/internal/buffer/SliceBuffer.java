@@ -262,6 +262,11 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
 
     private long at(int index, int size) {
         requireOpen();
+        return inWindow(index, size);
+    }
+
+    /** @return the segment offset of {@code [index, index + size)}, checked to lie in the window */
+    private long inWindow(int index, int size) {
         Objects.checkFromIndexSize(index, size, length);
         return base + index;
     }
@@ -271,7 +276,7 @@ public final class SliceBuffer implements OakScopedWriteBuffer {
         if (!writable) {
             throw new UnsupportedOperationException("read-only buffer");
         }
-        long at = at(index, size);
+        long at = inWindow(index, size);
         if (journaling) {
             save(at, size);
         }
