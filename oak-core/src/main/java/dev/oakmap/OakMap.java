@@ -98,6 +98,13 @@ import java.util.function.Function;
  * {@link OakClosedException}. An insertion that would exceed the configured capacity throws
  * {@link OakOutOfMemoryException}.
  *
+ * <p>A map that is dropped without being closed gives its memory back too, as a direct
+ * {@link java.nio.ByteBuffer} does: some time after the garbage collector finds the map
+ * unreachable, together with every view, iterator, stream and zero-copy buffer of it (each of
+ * those keeps the map reachable, so none of them ever reads freed memory). That time is up to the
+ * collector, and off-heap memory does not prompt a collection, so a program that builds and drops
+ * maps should close them.
+ *
  * @param <K> the key type
  * @param <V> the value type
  */

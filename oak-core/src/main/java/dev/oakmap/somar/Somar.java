@@ -50,6 +50,10 @@ import java.util.function.Function;
  *     memory.delete(p);
  * }
  * }</pre>
+ * A manager dropped without being closed gives its memory back once the garbage collector finds
+ * it unreachable (safe pointers are plain numbers and do not keep it reachable: the pointers of
+ * a dropped manager are worthless); {@link #close()} does so at once.
+ *
  * See {@code dev.oakmap.bench.somar.LinkedListMap} in the benchmark module for a concurrent
  * sorted linked-list map built on this interface.
  */

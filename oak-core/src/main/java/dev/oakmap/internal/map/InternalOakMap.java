@@ -20,6 +20,7 @@ import dev.oakmap.internal.reclaim.SliceManager;
 import dev.oakmap.internal.wait.HeldLocks;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.ref.Cleaner;
 import java.util.AbstractMap.SimpleImmutableEntry;
 import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
@@ -93,6 +94,12 @@ public final class InternalOakMap<K, V> {
     private final LongAdder size = new LongAdder();
     private volatile boolean closed;
     /**
+     * Closes the allocator on {@link #close()}, or once this map is unreachable unclosed: every
+     * view, iterator, cursor and zero-copy buffer holds this object, so none can outlive the
+     * memory it reads (see {@link BlockAllocator}, "Owners dropped without closing").
+     */
+    private final Cleaner.Cleanable release;
+    /**
      * Whether scans look ahead ({@link #scansLookAhead}). A hint, written after rebalances and
      * read by new cursors with no ordering: a stale value costs speed, never correctness.
      */
@@ -125,6 +132,7 @@ public final class InternalOakMap<K, V> {
         this.index = new ChunkIndex(Chunk.empty(Rebalancer.slotsFor(0, chunkCapacity, rebalanceRatio)));
         this.rebalancer = new Rebalancer(index, keys, values, keyHazards, chunkCapacity, rebalanceRatio,
                 placePairs, () -> closed);
+        this.release = allocator.closeWhenUnreachable(this);
     }
 
     @SuppressWarnings("unchecked")
@@ -935,7 +943,7 @@ public final class InternalOakMap<K, V> {
 
     /** @return {@code e}, or an {@link OakClosedException} if it was caused by the map being closed */
     RuntimeException closedOr(IllegalStateException e) {
-        if (closed && !(e instanceof OakClosedException)) {
+        if ((closed || allocator.isClosed()) && !(e instanceof OakClosedException)) {
             return new OakClosedException(e);
         }
         return e;
@@ -992,7 +1000,7 @@ public final class InternalOakMap<K, V> {
             return;
         }
         closed = true;
-        allocator.close();
+        release.clean(); // closes the allocator
         index.clear(Chunk.empty(1)); // release the on-heap metadata too
     }
 
@@ -1005,6 +1013,11 @@ public final class InternalOakMap<K, V> {
         if (closed) {
             throw new OakClosedException();
         }
+    }
+
+    /** For tests: the allocator, which does not keep this map reachable (its blocks held, its closing). */
+    public BlockAllocator allocator() {
+        return allocator;
     }
 
     /** @return off-heap bytes reserved (blocks held) */

@@ -4,6 +4,7 @@ import dev.oakmap.OakOutOfMemoryException;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.ref.Cleaner;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -52,8 +53,19 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p><b>Accounting.</b> {@link #reservedBytes()} (blocks held, the spare included) and
  * {@link #usedBytes()} (slices live) are maintained incrementally and cost a few loads to read.
+ *
+ * <p><b>Owners dropped without closing.</b> The map or SOMAR manager that owns an allocator
+ * registers itself with {@link #closeWhenUnreachable}: once the garbage collector finds the owner
+ * unreachable (and with it every view, iterator and buffer, which all hold it), a shared daemon
+ * thread closes the allocator, as the JDK does for direct buffers. The registered action holds the
+ * allocator only, never the owner, or the owner could not become unreachable. An owner's own
+ * {@code close()} runs the same action at once, through the registration, so it runs once.
  */
 public final class BlockAllocator {
+
+    /** Closes the allocators of owners that became unreachable unclosed (one daemon thread per process). */
+    private static final Cleaner CLEANER =
+            Cleaner.create(r -> Thread.ofPlatform().daemon().name("oak-cleaner").unstarted(r));
 
     /** Which free lists a slice belongs to. */
     public enum Kind { KEY, VALUE }
@@ -242,6 +254,22 @@ public final class BlockAllocator {
     /** @return the configured capacity in bytes */
     public long capacity() {
         return capacity;
+    }
+
+    /**
+     * Arranges for this allocator to be {@linkplain #close() closed} once {@code owner} becomes
+     * unreachable (see the class comment). Call once, from the owner's constructor.
+     *
+     * @return the registration; the owner's {@code close()} calls its {@code clean()}, which closes
+     *     this allocator at once and cancels the registration
+     */
+    public Cleaner.Cleanable closeWhenUnreachable(Object owner) {
+        return CLEANER.register(owner, this::close); // a bound reference to this allocator, not to the owner
+    }
+
+    /** @return true once {@link #close()} has run (by the owner, or because the owner was unreachable) */
+    public boolean isClosed() {
+        return closed;
     }
 
     /** Gives every block back to the pool (unmapping it). Idempotent. */

@@ -10,6 +10,7 @@ import dev.oakmap.internal.memory.BlockAllocator;
 import dev.oakmap.internal.memory.BlockPool;
 import dev.oakmap.somar.Somar;
 
+import java.lang.ref.Cleaner;
 import java.util.Objects;
 import java.util.function.Function;
 
@@ -25,11 +26,14 @@ public final class SomarSlices implements Somar {
     private final SliceManager slices;
 
     private volatile boolean closed;
+    /** Closes the allocator on {@link #close()}, or once this manager is unreachable unclosed. */
+    private final Cleaner.Cleanable release;
 
     public SomarSlices(MemoryScheme scheme, long capacityBytes) {
         Objects.requireNonNull(scheme, "scheme");
         this.allocator = new BlockAllocator(BlockPool.shared(), Math.min(BLOCK_SIZE, Math.max(4096, capacityBytes)), capacityBytes);
         this.slices = SliceManager.create(scheme, allocator, BlockAllocator.Kind.VALUE);
+        this.release = allocator.closeWhenUnreachable(this);
     }
 
     @Override
@@ -128,6 +132,11 @@ public final class SomarSlices implements Somar {
         return read(pointer, OakScopedReadBuffer::capacity);
     }
 
+    /** For tests: the allocator, which does not keep this manager reachable. */
+    public BlockAllocator allocator() {
+        return allocator;
+    }
+
     @Override public long memoryUsed() { return allocator.usedBytes(); }
 
     @Override public long memoryReserved() { return allocator.reservedBytes(); }
@@ -135,7 +144,7 @@ public final class SomarSlices implements Somar {
     @Override
     public synchronized void close() {
         closed = true;
-        allocator.close();
+        release.clean(); // closes the allocator
     }
 
     private void checkOpen() {
@@ -145,7 +154,7 @@ public final class SomarSlices implements Somar {
     }
 
     private RuntimeException closedOr(IllegalStateException e) {
-        return closed ? new OakClosedException(CLOSED, e) : e;
+        return closed || allocator.isClosed() ? new OakClosedException(CLOSED, e) : e;
     }
 
     private static DeletedMemoryAccessException deleted() {
