@@ -5,7 +5,12 @@ package dev.oakmap;
  * (see {@link OakMapBuilder#memoryCapacity(long)}) or for its {@link dev.oakmap.somar.Somar}.
  *
  * <p>The operation that throws has no visible effect: no half-inserted mapping is ever left
- * behind, and the map stays fully usable; removing mappings frees space for later insertions.
+ * behind, and the map stays fully usable; removing mappings frees space for later insertions
+ * (under every {@link MemoryScheme} but {@link MemoryScheme#GROW_ONLY}). Under
+ * {@link MemoryScheme#NOVA}, removed memory is normally reclaimed in batches; an insertion that
+ * finds the capacity exhausted first reclaims what has been removed so far, so it throws only if
+ * that does not make room either (memory a thread is still writing in place stays held until the
+ * write ends).
  */
 public class OakOutOfMemoryException extends RuntimeException {
     private static final long serialVersionUID = 1L;

@@ -12,6 +12,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
@@ -32,6 +33,7 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.stream.Stream;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -1367,6 +1369,57 @@ class MisuseTest {
             }
             TestMaps.assertSameContents(ctx + " after removing half", map, model, rnd, 200_000 + removed);
         }
+    }
+
+    /**
+     * Removed mappings free their space for later insertions at once, even when the reclaimer
+     * still holds their slices back (Nova frees deleted slices in batches: 60 KB values in 8 MiB
+     * are far fewer than a batch, so no round would run). Every removed key must fit again with a
+     * value of its old size, and then with one of half that size (a salvaged slice).
+     */
+    @ParameterizedTest(name = "memory={0}")
+    @EnumSource(value = MemoryScheme.class, names = {"NOVA", "LOCK_BASED"})
+    void removedLargeValuesFitAgainAtCapacity(MemoryScheme scheme) {
+        int size = 60_000;
+        try (OakMap<Integer, byte[]> map = new OakMapBuilder<>(OakCommonTypes.INTEGER_SERIALIZER,
+                OakCommonTypes.BYTE_ARRAY_SERIALIZER, OakCommonTypes.INTEGER_COMPARATOR)
+                .memoryCapacity(8L << 20).blockSize(1 << 20).keyMemory(scheme).valueMemory(scheme).build()) {
+            int full = 0;
+            try {
+                while (full < 1_000) {
+                    map.put(full, filled(size, full));
+                    full++;
+                }
+                fail("8 MiB held 1,000 values of 60 KB");
+            } catch (OakOutOfMemoryException expected) {
+                assertNull(map.get(full), "the failed insertion left a mapping");
+            }
+            assertTrue(full > 50, "only " + full + " values of 60 KB fit in 8 MiB");
+            for (int k = 0; k < full; k += 2) {
+                assertNotNull(map.remove(k));
+            }
+            for (int k = 0; k < full; k += 2) {
+                map.put(k, filled(size, k + 1)); // throws if the removed values' memory is out of reach
+            }
+            for (int k = 0; k < full; k += 2) {
+                assertNotNull(map.remove(k));
+            }
+            for (int k = 0; k < full; k += 2) {
+                map.put(k, filled(size / 2, k + 2));
+            }
+            assertEquals(full, map.size());
+            for (int k = 0; k < full; k++) {
+                int len = k % 2 == 0 ? size / 2 : size;
+                int fill = k % 2 == 0 ? k + 2 : k;
+                assertArrayEquals(filled(len, fill), map.get(k), "value of " + k);
+            }
+        }
+    }
+
+    private static byte[] filled(int length, int fill) {
+        byte[] b = new byte[length];
+        Arrays.fill(b, (byte) fill);
+        return b;
     }
 
     @ParameterizedTest(name = "seed={0}")

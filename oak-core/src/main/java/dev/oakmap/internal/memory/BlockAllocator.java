@@ -6,6 +6,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.ref.Cleaner;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -95,6 +96,8 @@ public final class BlockAllocator {
     /** Bytes of the slices on the free lists. */
     private final LongAdder free = new LongAdder();
     private final AtomicLong reserved = new AtomicLong();
+    /** Run when the capacity is exhausted ({@link #reclaimAtCapacity}); copy-on-write. */
+    private volatile Runnable[] reclaimers = new Runnable[0];
     private volatile Region current;
     private volatile boolean closed;
     /** A block mapped ahead for the next region, or null. Guarded by this. */
@@ -141,10 +144,43 @@ public final class BlockAllocator {
         long bytes = slotBytes(size);
         long ref = popFree(bytes, kind);
         if (ref == Refs.NULL) {
-            ref = bump(bytes);
+            ref = bumpOrReclaim(bytes, kind);
         }
         used.add(bytes);
         return ref;
+    }
+
+    /**
+     * Carves a new slice; at capacity, first has the reclaimers hand back the deleted slices they
+     * still hold, then tries the free lists and the bump pointer (which may salvage) once more.
+     * Without this, slices deleted since the last reclamation round (up to a batch of them, many
+     * megabytes with large values) would stay out of reach while insertions fail.
+     */
+    private long bumpOrReclaim(long bytes, Kind kind) {
+        try {
+            return bump(bytes);
+        } catch (OakOutOfMemoryException full) {
+            Runnable[] hooks = reclaimers;
+            if (hooks.length == 0) {
+                throw full;
+            }
+            for (Runnable r : hooks) {
+                r.run();
+            }
+            long ref = popFree(bytes, kind);
+            return ref != Refs.NULL ? ref : bump(bytes);
+        }
+    }
+
+    /**
+     * Registers a reclaimer that holds deleted slices of this allocator back until it runs a
+     * round: {@link #allocate} runs it when the capacity is exhausted, on the allocating thread,
+     * holding no lock of this allocator. It must not allocate.
+     */
+    public synchronized void reclaimAtCapacity(Runnable reclaimer) {
+        Runnable[] grown = Arrays.copyOf(reclaimers, reclaimers.length + 1);
+        grown[reclaimers.length] = reclaimer;
+        reclaimers = grown; // volatile: read without the lock by allocate
     }
 
     /**
@@ -531,6 +567,7 @@ public final class BlockAllocator {
                 LongStack list = lists.get(cls);
                 long ref = list == null ? Refs.NULL : list.pop();
                 if (ref != Refs.NULL) {
+                    free.add(-(long) cls * Refs.GRANULE);
                     installSalvaged(ref, (long) cls * Refs.GRANULE);
                     return true;
                 }

@@ -47,7 +47,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * lock without waiting, increments the era, reads every announcement, and gives the allocator
  * every listed slice of the lists it holds that no thread announces; announced slices stay
  * listed. Rounds never wait for a lock, and a thread that stalls in the middle of a write holds
- * back only the slice it announces.
+ * back only the slice it announces. One exception: when the allocator finds its capacity
+ * exhausted, it runs a round over every list ({@link #reclaimNow}), waiting for each list's lock
+ * (held only for an append or a round, neither of which allocates), so that an insertion into a
+ * full map fails only if the slices deleted so far cannot be reused either.
  *
  * <p>Why this is safe: each listed slice was marked deleted, then appended to a list under that
  * list's lock, before the round locked the list; so the era increment comes after the slice's
@@ -152,6 +155,7 @@ public final class Nova {
         for (int i = 0; i < lists.length; i++) {
             lists[i] = new ReleaseList();
         }
+        allocator.reclaimAtCapacity(this::reclaimNow); // a full map gets its deleted slices back before failing
     }
 
     /**

@@ -291,10 +291,33 @@ class BlockPoolTest {
             // the header's first 12 bytes (where every scheme keeps its state word) stay a
             // tombstone, and the region starts at the next 8-byte boundary
             assertEquals(Refs.offset(first) + 16, Refs.offset(key), "the value's state word stays a tombstone");
+            assertTrue(a.fewFreeSlices(), "the salvaged slice still counted as free");
         } finally {
             a.close();
         }
         assertEquals(0, pool.reservedBytes());
+    }
+
+    @Test
+    void reclaimersRunWhenTheCapacityIsExhausted() {
+        BlockPool pool = new BlockPool();
+        BlockAllocator a = new BlockAllocator(pool, 4096, 8192);
+        try {
+            long held = a.allocate(4000, BlockAllocator.Kind.VALUE);
+            a.allocate(4000, BlockAllocator.Kind.VALUE);
+            int[] runs = new int[1];
+            a.reclaimAtCapacity(() -> {
+                if (runs[0]++ == 0) {
+                    a.free(held, 4000, BlockAllocator.Kind.VALUE); // a slice a reclaimer was holding back
+                }
+            });
+            assertEquals(held, a.allocate(4000, BlockAllocator.Kind.VALUE), "the reclaimed slice, reused");
+            assertEquals(1, runs[0]);
+            assertThrows(dev.oakmap.OakOutOfMemoryException.class, () -> a.allocate(4000, BlockAllocator.Kind.VALUE));
+            assertEquals(2, runs[0], "a reclaimer that frees nothing leaves the failure as it was");
+        } finally {
+            a.close();
+        }
     }
 
     /**
