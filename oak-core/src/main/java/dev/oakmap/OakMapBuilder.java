@@ -88,10 +88,13 @@ public final class OakMapBuilder<K, V> {
     }
 
     /**
-     * Size of each off-heap block, between 4 KiB and 128 MiB. Default {@link #DEFAULT_BLOCK_SIZE}.
-     * A map's first block is committed page by page as it fills; on Linux with native access
-     * enabled, each later block is committed whole when the map takes it (so a growing map's
-     * writes never wait for page faults), so resident memory grows by up to one block at a time.
+     * Size of the off-heap blocks a large map takes, between 4 KiB and 128 MiB. Default
+     * {@link #DEFAULT_BLOCK_SIZE}. A map's first block is 64 KiB (or this size, if smaller), and each
+     * next one doubles until it reaches this size, so a map of a few pairs holds a few pages, not a
+     * whole block. On Linux with native access enabled, the first block is committed page by page
+     * as it fills, and later blocks whole when the map takes them (so that a growing map's writes
+     * never wait for page faults); otherwise every block is committed (zeroed) when taken. Either
+     * way resident memory grows by up to one block at a time.
      *
      * @param bytes the block size, in bytes
      * @return this builder

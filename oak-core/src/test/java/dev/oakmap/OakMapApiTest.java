@@ -988,6 +988,31 @@ class OakMapApiTest {
         assertEquals(m.memoryUsed(), m.subMap(1, 2).memoryUsed());
     }
 
+    /**
+     * A map that holds a few pairs reserves a small first block, not the configured block size
+     * (64 MiB by default): programs that keep many small maps must not pay a block for each.
+     */
+    @Test
+    void smallMapsReserveLittle() {
+        List<OakMap<Integer, Integer>> maps = new ArrayList<>();
+        try {
+            for (int i = 0; i < 200; i++) {
+                OakMap<Integer, Integer> m = new OakMapBuilder<>(OakCommonTypes.INTEGER_SERIALIZER,
+                        OakCommonTypes.INTEGER_SERIALIZER, OakCommonTypes.INTEGER_COMPARATOR).build();
+                maps.add(m);
+                for (int k = 0; k < 100; k++) {
+                    m.put(k, i);
+                }
+                assertEquals(64 << 10, m.memoryReserved(), "a map of 100 pairs");
+            }
+            for (OakMap<Integer, Integer> m : maps) {
+                assertEquals(100, m.size());
+            }
+        } finally {
+            maps.forEach(OakMap::close);
+        }
+    }
+
     @Test
     void closeMakesEverythingThrow() {
         OakMap<Integer, String> m = newMap();

@@ -28,6 +28,13 @@ import java.util.concurrent.atomic.LongAdder;
  * the map, which the version check of the value managers relies on: a stale reference always
  * finds a header (with a newer version), never somebody's payload.
  *
+ * <p><b>Growth.</b> Block sizes start small and double, from {@link #FIRST_BLOCK} up to the
+ * configured block size (a block mapped larger for an oversized slice counts as the last size): a map that holds a few pairs takes a few pages, not a whole block (64 MiB
+ * by default, which a map without native access gets from {@link java.lang.foreign.Arena#allocate},
+ * zeroed and committed: 500 maps of one pair each were killed by the kernel's OOM killer at 22
+ * GB; with native access each still faulted in a 2 MiB huge page, 5 ms and 2 MiB of RAM). A large
+ * map spends about ten extra block ids on the small ones, and nothing else.
+ *
  * <p><b>Mapping ahead.</b> Once a map is growing (it holds two blocks or more), each new block is
  * followed by the mapping of a <em>spare</em> one on a background thread, pages faulted in, so
  * the writer that exhausts the current block takes a ready one instead of waiting for the kernel
@@ -80,6 +87,8 @@ public final class BlockAllocator {
     static final long TOMBSTONE_BYTES = 12;
     /** Blocks smaller than this are mapped when needed: cheap to fault in, not worth a thread each. */
     static final long MAP_AHEAD_MIN_BLOCK = 1L << 20;
+    /** The size of a map's first block (or the configured size, if smaller); each next one doubles. */
+    static final long FIRST_BLOCK = 64L << 10;
 
     private final BlockPool pool;
     /** Whether this allocator's blocks lie in the block region ({@link BlockPool#slotted()}). */
@@ -112,6 +121,8 @@ public final class BlockAllocator {
     private long spareReadyAt;
     /** Blocks mapped by writers themselves, for tests. Guarded by this. */
     private long writerMapped;
+    /** The size of the block mapped last, by a writer or as a spare (0: none yet). Guarded by this. */
+    private long lastBlock;
 
     /** The part of a block being carved by the bump pointer: {@code [top, limit)}. */
     private record Region(Block block, AtomicLong top, long limit) {}
@@ -391,7 +402,7 @@ public final class BlockAllocator {
     }
 
     private synchronized void newRegion(Region exhausted, long bytes) {
-        if (!spareInFlight || capacity - reserved.get() < Math.max(blockSize, bytes)) {
+        if (!spareInFlight || capacity - reserved.get() < Math.max(nextBlockSize(), bytes)) {
             awaitSpare(); // no spare coming, or no room for a block beside it: the spare is the block
         }
         if (closed) {
@@ -429,7 +440,7 @@ public final class BlockAllocator {
      */
     private Block mapBlock(long bytes) {
         long room = capacity - reserved.get();
-        long size = Math.min(Math.max(blockSize, bytes), room & -Refs.GRANULE);
+        long size = Math.min(Math.max(nextBlockSize(), bytes), room & -Refs.GRANULE);
         if (size < bytes) {
             if (!salvage(bytes)) {
                 throw new OakOutOfMemoryException(capacity, bytes);
@@ -448,6 +459,7 @@ public final class BlockAllocator {
         Block block = pool.allocate(size, !first, first);
         reserved.addAndGet(size);
         writerMapped++;
+        lastBlock = size;
         return block;
     }
 
@@ -505,19 +517,32 @@ public final class BlockAllocator {
      * capacity holds while it is in flight.
      */
     private void mapSpareAhead() {
-        if (blockSize < MAP_AHEAD_MIN_BLOCK || spare != null || spareInFlight || closed
-                || capacity - reserved.get() < blockSize) {
+        long size = nextBlockSize();
+        if (size < MAP_AHEAD_MIN_BLOCK || spare != null || spareInFlight || closed
+                || capacity - reserved.get() < size) {
             return;
         }
         spareInFlight = true;
-        reserved.addAndGet(blockSize);
+        reserved.addAndGet(size);
+        long before = lastBlock;
+        lastBlock = size;
         boolean huge = spareHuge;
         try {
-            Thread.ofPlatform().daemon().name("oak-block-ahead").start(() -> depositSpare(blockSize, huge));
+            Thread.ofPlatform().daemon().name("oak-block-ahead").start(() -> depositSpare(size, huge));
         } catch (Throwable t) { // no thread to be had: the next block is mapped on demand, as before
             spareInFlight = false;
-            reserved.addAndGet(-blockSize);
+            reserved.addAndGet(-size);
+            lastBlock = before;
         }
+    }
+
+    /**
+     * @return the size of the next block to map: twice the last one (which an oversized slice may
+     *     have made larger), from {@link #FIRST_BLOCK} up to the block size (see "Growth"). Call
+     *     holding the lock.
+     */
+    private long nextBlockSize() {
+        return Math.min(blockSize, lastBlock == 0 ? FIRST_BLOCK : 2 * lastBlock);
     }
 
     /** The background half of {@link #mapSpareAhead}: maps the block and hands it over. */

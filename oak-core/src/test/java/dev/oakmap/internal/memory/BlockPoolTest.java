@@ -8,6 +8,8 @@ import java.io.IOException;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -294,6 +296,42 @@ class BlockPoolTest {
             assertTrue(a.fewFreeSlices(), "the salvaged slice still counted as free");
         } finally {
             a.close();
+        }
+        assertEquals(0, pool.reservedBytes());
+    }
+
+    /**
+     * Blocks start at {@link BlockAllocator#FIRST_BLOCK} and double up to the block size, so a map
+     * of a few pairs holds a few pages; a block mapped larger for an oversized slice counts as the
+     * last size.
+     */
+    @Test
+    void blockSizesDoubleFromSmallToTheBlockSize() {
+        BlockPool pool = new BlockPool();
+        long first = BlockAllocator.FIRST_BLOCK;
+        BlockAllocator a = new BlockAllocator(pool, 8 * first, 1L << 30); // below the map-ahead size: no spares
+        try {
+            List<Long> sizes = new ArrayList<>();
+            long reserved = 0;
+            while (sizes.size() < 6) {
+                a.allocate(1000, BlockAllocator.Kind.VALUE);
+                if (a.reservedBytes() != reserved) {
+                    sizes.add(a.reservedBytes() - reserved);
+                    reserved = a.reservedBytes();
+                }
+            }
+            assertEquals(List.of(first, 2 * first, 4 * first, 8 * first, 8 * first, 8 * first), sizes);
+        } finally {
+            a.close();
+        }
+        BlockAllocator b = new BlockAllocator(pool, 8 * first, 1L << 30);
+        try {
+            b.allocate(3 * first, BlockAllocator.Kind.VALUE); // an oversized first slice: a block of its size
+            assertEquals(3 * first, b.reservedBytes());
+            b.allocate(1000, BlockAllocator.Kind.VALUE);
+            assertEquals(3 * first + 6 * first, b.reservedBytes(), "the next block doubles the oversized one");
+        } finally {
+            b.close();
         }
         assertEquals(0, pool.reservedBytes());
     }
