@@ -98,6 +98,12 @@ import java.util.function.Function;
  * {@link OakClosedException}. An insertion that would exceed the configured capacity throws
  * {@link OakOutOfMemoryException}.
  *
+ * <p>All maps (and {@link dev.oakmap.somar.Somar} managers) of a process share 4,095 off-heap
+ * blocks: a map holds one block once it holds a pair, and more as it grows (see
+ * {@link OakMapBuilder#blockSize(long)}). When none is left, the insertion that needs one throws
+ * {@link OutOfMemoryError}, as {@link java.nio.ByteBuffer#allocateDirect} does past its limit,
+ * and leaves the map as it was; closing other maps makes room.
+ *
  * <p>A map that is dropped without being closed gives its memory back too, as a direct
  * {@link java.nio.ByteBuffer} does: some time after the garbage collector finds the map
  * unreachable, together with every view, iterator, stream and zero-copy buffer of it (each of

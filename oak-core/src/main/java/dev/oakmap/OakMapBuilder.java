@@ -94,7 +94,9 @@ public final class OakMapBuilder<K, V> {
      * whole block. On Linux with native access enabled, the first block is committed page by page
      * as it fills, and later blocks whole when the map takes them (so that a growing map's writes
      * never wait for page faults); otherwise every block is committed (zeroed) when taken. Either
-     * way resident memory grows by up to one block at a time.
+     * way resident memory grows by up to one block at a time. The maps of a process share 4,095
+     * blocks, so the block size bounds how much they can hold in all: about 256 GiB with the
+     * default, 512 GiB with 128 MiB blocks.
      *
      * @param bytes the block size, in bytes
      * @return this builder

@@ -1416,6 +1416,42 @@ class MisuseTest {
         }
     }
 
+    /**
+     * The maps of a process share 4,095 blocks. Once they are all taken, the insertion that needs
+     * one throws {@link OutOfMemoryError} and leaves its map empty and usable; closing another map
+     * gives a block back.
+     */
+    @Test
+    void runningOutOfBlocksIsAnErrorThatChangesNothing() {
+        List<OakMap<Integer, Integer>> maps = new ArrayList<>();
+        try {
+            OakMap<Integer, Integer> failed = null;
+            OutOfMemoryError error = null;
+            for (int i = 0; i < 5_000 && error == null; i++) {
+                OakMap<Integer, Integer> m = new OakMapBuilder<>(OakCommonTypes.INTEGER_SERIALIZER,
+                        OakCommonTypes.INTEGER_SERIALIZER, OakCommonTypes.INTEGER_COMPARATOR).build();
+                maps.add(m);
+                try {
+                    m.put(1, i);
+                } catch (OutOfMemoryError e) {
+                    error = e;
+                    failed = m;
+                }
+            }
+            assertNotNull(error, "5,000 maps each took a block");
+            assertTrue(error.getMessage().contains("block"), error.getMessage());
+            assertEquals(0, failed.size());
+            assertNull(failed.get(1));
+            assertEquals(0, failed.memoryReserved());
+            maps.remove(0).close();
+            failed.put(1, 7);
+            assertEquals(7, failed.get(1));
+            assertEquals(1, failed.size());
+        } finally {
+            maps.forEach(OakMap::close);
+        }
+    }
+
     private static byte[] filled(int length, int fill) {
         byte[] b = new byte[length];
         Arrays.fill(b, (byte) fill);
