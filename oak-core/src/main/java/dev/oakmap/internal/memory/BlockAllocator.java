@@ -29,11 +29,12 @@ import java.util.concurrent.atomic.LongAdder;
  * finds a header (with a newer version), never somebody's payload.
  *
  * <p><b>Growth.</b> Block sizes start small and double, from {@link #FIRST_BLOCK} up to the
- * configured block size (a block mapped larger for an oversized slice counts as the last size): a map that holds a few pairs takes a few pages, not a whole block (64 MiB
- * by default, which a map without native access gets from {@link java.lang.foreign.Arena#allocate},
- * zeroed and committed: 500 maps of one pair each were killed by the kernel's OOM killer at 22
- * GB; with native access each still faulted in a 2 MiB huge page, 5 ms and 2 MiB of RAM). A large
- * map spends about ten extra block ids on the small ones, and nothing else.
+ * configured block size (a block mapped larger for an oversized slice counts as the last size),
+ * so a map that holds a few pairs takes a few pages, not a whole block: 64 MiB by default, which
+ * a map without native access gets from {@link java.lang.foreign.Arena#allocate}, zeroed and
+ * committed (500 maps of one pair each grew to 22 GB and the kernel's OOM killer ended the JVM);
+ * with native access each map still faulted in a 2 MiB huge page (5 ms, and 1 GB for the 500).
+ * A large map spends about ten extra block ids on the small blocks, and nothing else.
  *
  * <p><b>Mapping ahead.</b> Once a map is growing (it holds two blocks or more), each new block is
  * followed by the mapping of a <em>spare</em> one on a background thread, pages faulted in, so
@@ -53,8 +54,8 @@ import java.util.concurrent.atomic.LongAdder;
  * while the spare is still being mapped, with room for another block beside it, does not wait:
  * it maps a block of small pages itself, and later spares are mapped as small pages too, which
  * keep up; once a spare has waited, ready, longer than the last huge one took to map, spares are
- * huge again. The first block is advised huge and faulted in on demand; a block that a writer
- * maps after it is small. Blocks keep the pages they were mapped with (collapsing small ones into
+ * huge again. The first block is faulted in on demand (it is advised huge, but at 64 KiB it is
+ * too small for a huge page); a block that a writer maps after it is small. Blocks keep the pages they were mapped with (collapsing small ones into
  * huge ones in the background, with {@code MADV_COLLAPSE}, was tried: it took a core for 17-170
  * ms per 64 MiB right after an ingestion, and put and update throughput fell by a third while it
  * ran).
