@@ -102,7 +102,9 @@ import java.util.function.Function;
  * blocks: a map holds one block once it holds a pair, and more as it grows (see
  * {@link OakMapBuilder#blockSize(long)}). When none is left, the insertion that needs one throws
  * {@link OutOfMemoryError}, as {@link java.nio.ByteBuffer#allocateDirect} does past its limit,
- * and leaves the map as it was; closing other maps makes room.
+ * and leaves the map as it was; closing other maps makes room. A map keeps its blocks until it is
+ * closed: memory freed by removals is reused by its later insertions, so {@link #memoryReserved()}
+ * follows the map's largest size, not its current one.
  *
  * <p>A map that is dropped without being closed gives its memory back too, as a direct
  * {@link java.nio.ByteBuffer} does: some time after the garbage collector finds the map
