@@ -22,8 +22,12 @@ import java.util.concurrent.atomic.LongAdder;
  * the block is exhausted, a new one is taken from the pool, unless that would exceed the map's
  * capacity, in which case {@link OakOutOfMemoryException} is thrown (after trying the free lists).
  *
- * <p><b>Reuse.</b> Freed slices go to exact-size free lists (sizes are multiples of 4), kept
- * separately per {@link Kind}. A slice is never split or merged, and a slice freed as a value is
+ * <p><b>Reuse.</b> Freed slices go to exact-size free lists, kept separately per {@link Kind}.
+ * Slices up to {@link #EXACT_SLOTS} bytes take their size rounded to the 4-byte granule; larger
+ * ones are rounded up to one of {@link #CLASSES_PER_DOUBLING} size classes per power of two
+ * (less than 3.2% wasted), so that values of varied sizes find freed slices to reuse: with exact
+ * sizes, a map churning 1,000 values of 1 B to 60 KB (29 MB live) grew past 1.1 GB, each freed
+ * slice waiting for a value of its very size. A slice is never split or merged, and a slice freed as a value is
  * only ever reused as a value. That keeps every value header at a fixed address for the life of
  * the map, which the version check of the value managers relies on: a stale reference always
  * finds a header (with a newer version), never somebody's payload.
@@ -88,6 +92,10 @@ public final class BlockAllocator {
     static final long TOMBSTONE_BYTES = 12;
     /** Blocks smaller than this are mapped when needed: cheap to fault in, not worth a thread each. */
     static final long MAP_AHEAD_MIN_BLOCK = 1L << 20;
+    /** Slices up to this size take exactly their size (rounded to the granule); see "Reuse". */
+    static final long EXACT_SLOTS = 1024;
+    /** Size classes per doubling above {@link #EXACT_SLOTS}: a slice wastes less than 1/32 of its size. */
+    static final long CLASSES_PER_DOUBLING = 32;
     /** The size of a map's first block (or the configured size, if smaller); each next one doubles. */
     static final long FIRST_BLOCK = 64L << 10;
 
@@ -219,9 +227,18 @@ public final class BlockAllocator {
         return free.sum() <= used.sum() / 8;
     }
 
-    /** @return the bytes a slice of {@code size} bytes takes: at least 8, rounded up to {@link Refs#GRANULE} */
-    private static long slotBytes(long size) {
-        return Refs.alignGranule(Math.max(size, 8));
+    /**
+     * @return the bytes a slice of {@code size} bytes takes: at least 8, rounded up to
+     *     {@link Refs#GRANULE} up to {@link #EXACT_SLOTS}, and above it up to the next of
+     *     {@link #CLASSES_PER_DOUBLING} size classes between two powers of two (see "Reuse")
+     */
+    static long slotBytes(long size) {
+        long bytes = Refs.alignGranule(Math.max(size, 8));
+        if (bytes <= EXACT_SLOTS) {
+            return bytes;
+        }
+        long step = Long.highestOneBit(bytes) / CLASSES_PER_DOUBLING;
+        return (bytes + step - 1) & -step;
     }
 
     /** Returns a slice of {@code size} bytes (the size it was allocated with) for reuse. */

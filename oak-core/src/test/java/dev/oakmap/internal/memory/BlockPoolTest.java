@@ -337,6 +337,21 @@ class BlockPoolTest {
     }
 
     @Test
+    void slotsAboveTheExactSizesRoundUpToSizeClasses() {
+        assertEquals(8, BlockAllocator.slotBytes(1));
+        assertEquals(1012, BlockAllocator.slotBytes(1010));
+        assertEquals(1024, BlockAllocator.slotBytes(1024));
+        assertEquals(1056, BlockAllocator.slotBytes(1025), "32 classes per doubling: steps of 32 B above 1 KiB");
+        assertEquals(60_416, BlockAllocator.slotBytes(60_000), "steps of 1 KiB above 32 KiB");
+        assertEquals(Refs.MAX_BLOCK_SIZE, BlockAllocator.slotBytes(Refs.MAX_BLOCK_SIZE - 12), "the largest slice fits a block");
+        for (long size = 1; size < (1 << 20); size += 37) {
+            long slot = BlockAllocator.slotBytes(size);
+            assertTrue(slot >= size && slot % Refs.GRANULE == 0, size + " -> " + slot);
+            assertTrue(slot - size < Math.max(8, size / 32), size + " -> " + slot + " wastes too much");
+        }
+    }
+
+    @Test
     void reclaimersRunWhenTheCapacityIsExhausted() {
         BlockPool pool = new BlockPool();
         BlockAllocator a = new BlockAllocator(pool, 4096, 8192);
