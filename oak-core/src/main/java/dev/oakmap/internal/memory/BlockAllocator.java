@@ -429,6 +429,9 @@ public final class BlockAllocator {
         if (current != exhausted) {
             return; // another thread already switched blocks
         }
+        if (exhausted != null) {
+            recycleRest(exhausted);
+        }
         Block block = null;
         if (spareInFlight) {
             spareHuge = false; // the writer outran the mapping: small pages keep up
@@ -446,6 +449,24 @@ public final class BlockAllocator {
         current = new Region(block, new AtomicLong(), block.size());
         if (owned.size() >= 2) {
             mapSpareAhead();
+        }
+    }
+
+    /**
+     * Puts what is left of a region that is being replaced on the free lists, as one slice, so
+     * that it is not lost: the end of a block, or, at capacity, most of a salvaged slice (a region
+     * carved from a freed slice is replaced as soon as a request does not fit in what is left, and
+     * each such rest used to be lost until the map was closed: under churn at capacity the losses
+     * added up until insertions failed with the map nearly empty). The rest is claimed first
+     * (an atomic swap of the region's top to its limit), so no thread can still carve from it. No
+     * slice ever started inside it, so no stale reference points into it. Call holding the lock.
+     */
+    private void recycleRest(Region r) {
+        long top = r.top.getAndSet(r.limit);
+        long rest = r.limit - top;
+        if (rest >= 8) {
+            free.add(rest);
+            freeList(rest, Kind.VALUE, true).push(Refs.encode(r.block.id, top, 0));
         }
     }
 

@@ -336,6 +336,31 @@ class BlockPoolTest {
         assertEquals(0, pool.reservedBytes());
     }
 
+    /**
+     * What is left of a region when a request does not fit goes to the free lists: at capacity,
+     * a later request that fits only there is served from it (before, the rest was lost).
+     */
+    @Test
+    void theRestOfAReplacedRegionIsReused() {
+        BlockPool pool = new BlockPool();
+        BlockAllocator a = new BlockAllocator(pool, 4096, 8192);
+        try {
+            long first = a.allocate(4000, BlockAllocator.Kind.VALUE);
+            long second = a.allocate(4000, BlockAllocator.Kind.VALUE);
+            a.free(first, 4000, BlockAllocator.Kind.VALUE);
+            long small = a.allocate(1000, BlockAllocator.Kind.VALUE); // carved from the first slice
+            assertEquals(Refs.blockId(first), Refs.blockId(small));
+            a.free(second, 4000, BlockAllocator.Kind.VALUE);
+            long large = a.allocate(3500, BlockAllocator.Kind.VALUE); // does not fit the rest: carved from the second
+            assertEquals(Refs.blockId(second), Refs.blockId(large));
+            long rest = a.allocate(2900, BlockAllocator.Kind.VALUE); // fits only in the rest of the first slice
+            assertEquals(Refs.blockId(first), Refs.blockId(rest));
+            assertTrue(Refs.offset(rest) >= Refs.offset(small) + 1000, "after the slice carved before it");
+        } finally {
+            a.close();
+        }
+    }
+
     @Test
     void slotsAboveTheExactSizesRoundUpToSizeClasses() {
         assertEquals(8, BlockAllocator.slotBytes(1));
