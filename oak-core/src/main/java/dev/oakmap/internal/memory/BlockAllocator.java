@@ -27,10 +27,13 @@ import java.util.concurrent.atomic.LongAdder;
  * ones are rounded up to one of {@link #CLASSES_PER_DOUBLING} size classes per power of two
  * (less than 3.2% wasted), so that values of varied sizes find freed slices to reuse: with exact
  * sizes, a map churning 1,000 values of 1 B to 60 KB (29 MB live) grew past 1.1 GB, each freed
- * slice waiting for a value of its very size. A slice is never split or merged, and a slice freed as a value is
- * only ever reused as a value. That keeps every value header at a fixed address for the life of
- * the map, which the version check of the value managers relies on: a stale reference always
- * finds a header (with a newer version), never somebody's payload.
+ * slice waiting for a value of its very size. A free slice is reused whole and only as the kind
+ * it was freed as; slices never merge, and only at capacity is a free slice carved into smaller
+ * ones ({@link #salvage}, which keeps its first bytes as a tombstone). That keeps every value
+ * header at a fixed address for the life of the map, which the version check of the value
+ * managers relies on: a stale reference always finds a header (with a newer version), never
+ * somebody's payload. The unused rest of a region that is replaced goes back to the free lists
+ * ({@link #recycleRest}); no slice ever started inside it.
  *
  * <p><b>Growth.</b> Block sizes start small and double, from {@link #FIRST_BLOCK} up to the
  * configured block size (a block mapped larger for an oversized slice counts as the last size),
