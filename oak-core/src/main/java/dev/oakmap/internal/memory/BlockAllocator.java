@@ -62,10 +62,10 @@ import java.util.concurrent.atomic.LongAdder;
  * it maps a block of small pages itself, and later spares are mapped as small pages too, which
  * keep up; once a spare has waited, ready, longer than the last huge one took to map, spares are
  * huge again. The first block is faulted in on demand (it is advised huge, but at 64 KiB it is
- * too small for a huge page); a block that a writer maps after it is small. Blocks keep the pages they were mapped with (collapsing small ones into
- * huge ones in the background, with {@code MADV_COLLAPSE}, was tried: it took a core for 17-170
- * ms per 64 MiB right after an ingestion, and put and update throughput fell by a third while it
- * ran).
+ * too small for a huge page); a block that a writer maps after it is small. Blocks keep the pages
+ * they were mapped with (collapsing small ones into huge ones in the background, with
+ * {@code MADV_COLLAPSE}, was tried: it took a core for 17-170 ms per 64 MiB right after an
+ * ingestion, and put and update throughput fell by a third while it ran).
  *
  * <p><b>Accounting.</b> {@link #reservedBytes()} (blocks held, the spare included) and
  * {@link #usedBytes()} (slices live) are maintained incrementally and cost a few loads to read.
@@ -247,10 +247,14 @@ public final class BlockAllocator {
     /** Returns a slice of {@code size} bytes (the size it was allocated with) for reuse. */
     public void free(long ref, long size, Kind kind) {
         long bytes = slotBytes(size);
-        long clean = Refs.withAux(ref, 0);
         used.add(-bytes);
+        pushFree(Refs.withAux(ref, 0), bytes, kind);
+    }
+
+    /** Puts a slice of exactly {@code bytes} bytes on its free list, counting it as free. */
+    private void pushFree(long ref, long bytes, Kind kind) {
         free.add(bytes);
-        freeList(bytes, kind, true).push(clean);
+        freeList(bytes, kind, true).push(ref);
     }
 
     /** @return the segment of the block that {@code ref} points into */
@@ -468,8 +472,7 @@ public final class BlockAllocator {
         long top = r.top.getAndSet(r.limit);
         long rest = r.limit - top;
         if (rest >= 8) {
-            free.add(rest);
-            freeList(rest, Kind.VALUE, true).push(Refs.encode(r.block.id, top, 0));
+            pushFree(Refs.encode(r.block.id, top, 0), rest, Kind.VALUE); // its exact size: not a class size
         }
     }
 

@@ -24,7 +24,6 @@ public final class SomarSlices implements Somar {
 
     private final BlockAllocator allocator;
     private final SliceManager slices;
-
     private volatile boolean closed;
     /** Closes the allocator on {@link #close()}, or once this manager is unreachable unclosed. */
     private final Cleaner.Cleanable release;
