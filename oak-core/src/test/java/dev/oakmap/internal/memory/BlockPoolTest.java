@@ -361,6 +361,56 @@ class BlockPoolTest {
         }
     }
 
+    /**
+     * Threads carving small slices from tiny blocks, and freeing half of them, switch regions all
+     * the time; the rest of each replaced region goes to the free lists while other threads may
+     * still be bumping in it. No two live slices may overlap (a rest recycled while a thread could
+     * still carve from it would be handed out twice).
+     */
+    @Test
+    void concurrentCarversNeverShareBytesWithRecycledRests() throws Exception {
+        BlockPool pool = new BlockPool();
+        BlockAllocator a = new BlockAllocator(pool, 4096, 1L << 30);
+        int threads = 4;
+        List<List<long[]>> live = new ArrayList<>();
+        Thread[] ts = new Thread[threads];
+        try {
+            for (int t = 0; t < threads; t++) {
+                List<long[]> mine = new ArrayList<>();
+                live.add(mine);
+                long seed = t;
+                ts[t] = new Thread(() -> {
+                    java.util.SplittableRandom rnd = new java.util.SplittableRandom(seed);
+                    for (int i = 0; i < 100_000; i++) {
+                        long size = 8 + 4L * rnd.nextInt(60);
+                        mine.add(new long[] {a.allocate(size, BlockAllocator.Kind.VALUE), size});
+                        if (rnd.nextBoolean()) {
+                            long[] gone = mine.remove(rnd.nextInt(mine.size()));
+                            a.free(gone[0], gone[1], BlockAllocator.Kind.VALUE);
+                        }
+                    }
+                });
+                ts[t].start();
+            }
+            for (Thread t : ts) {
+                t.join();
+            }
+            List<long[]> all = new ArrayList<>();
+            live.forEach(all::addAll);
+            all.sort((x, y) -> Long.compare(Refs.withAux(x[0], 0), Refs.withAux(y[0], 0)));
+            for (int i = 1; i < all.size(); i++) {
+                long[] prev = all.get(i - 1);
+                long[] next = all.get(i);
+                if (Refs.blockId(prev[0]) == Refs.blockId(next[0])) {
+                    assertTrue(Refs.offset(prev[0]) + BlockAllocator.slotBytes(prev[1]) <= Refs.offset(next[0]),
+                            "live slices overlap at block " + Refs.blockId(next[0]) + ", offset " + Refs.offset(next[0]));
+                }
+            }
+        } finally {
+            a.close();
+        }
+    }
+
     @Test
     void slotsAboveTheExactSizesRoundUpToSizeClasses() {
         assertEquals(8, BlockAllocator.slotBytes(1));
