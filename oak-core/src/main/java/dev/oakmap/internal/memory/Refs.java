@@ -57,6 +57,15 @@ public final class Refs {
         return ((ref >>> AUX_BITS) & ((1L << OFFSET_BITS) - 1)) << 2;
     }
 
+    /**
+     * @return where {@code ref} lies, as one number ordered by block and then by offset: for two
+     *     slices of one block, the difference is their distance in bytes; slices of different
+     *     blocks are at least {@link #MAX_BLOCK_SIZE} apart
+     */
+    public static long location(long ref) {
+        return (ref >>> AUX_BITS) << 2;
+    }
+
     /** @return the aux field of {@code ref} */
     public static int aux(long ref) {
         return (int) (ref & MAX_AUX);
