@@ -12,6 +12,10 @@ import java.util.SplittableRandom;
  * from {@code i} and the seed; its first 8 bytes are a bijection of {@code i}, so distinct indexes
  * give distinct keys, and key order is unrelated to index order (so ingesting indexes in order
  * would still insert keys in random order; the harness shuffles anyway).
+ *
+ * <p>With {@code --key-order ascending}, the first {@link #INDEX_BYTES} bytes of key {@code i} are
+ * {@code i} instead, big-endian, so that key order (unsigned, byte by byte) is index order, and the
+ * ingestion stage inserts its keys in that order: keys that arrive in order, such as timestamps.
  */
 final class Keys {
 
@@ -25,6 +29,22 @@ final class Keys {
         z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
         z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
         return z ^ (z >>> 31);
+    }
+
+    /** Bytes of a key that carry its index when keys are in index order. */
+    static final int INDEX_BYTES = 4;
+
+    /**
+     * Writes key {@code i} into {@code out} (all of it): {@link #key(long, int, byte[])}, with
+     * {@code i} in its first {@link #INDEX_BYTES} bytes if {@code ascending}.
+     */
+    static void key(long seed, int i, byte[] out, boolean ascending) {
+        key(seed, i, out);
+        if (ascending) {
+            for (int b = 0; b < INDEX_BYTES; b++) {
+                out[b] = (byte) (i >>> (8 * (INDEX_BYTES - 1 - b)));
+            }
+        }
     }
 
     /** Writes key {@code i} into {@code out} (all of it). */

@@ -35,6 +35,8 @@ final class Options {
     double warmup = 1;
     int reps = 1;
     String distribution = "uniform";
+    /** "random", or "ascending": keys follow their index's order, and ingestion runs in key order. */
+    String keyOrder = "random";
     double zipfTheta = 0.99;
     long ram;      // 0: derived
     long heap;     // 0: derived
@@ -82,6 +84,8 @@ final class Options {
               --warmup S          discarded warm-up seconds before it (default 1)
               --reps N            runs per point, each in a fresh JVM; median and min/max reported (default 1)
               --distribution D    uniform | zipf (default uniform)   --zipf-theta T (default 0.99)
+              --key-order O       random | ascending: the ingestion stage inserts its keys in random order, or
+                                  in key order, as time-ordered keys arrive (default random)
               --scan N            pairs per scan (default 10000)
               --ram SIZE          RAM budget per run, the same for every map: on-heap maps get it all as heap,
                                   off-heap maps get --offheap off-heap and the rest as heap (default: derived)
@@ -225,6 +229,7 @@ final class Options {
             case "warmup" -> warmup = Double.parseDouble(v.trim());
             case "reps" -> reps = Integer.parseInt(v.trim());
             case "distribution" -> distribution = v.trim().toLowerCase(Locale.ROOT);
+            case "key-order" -> keyOrder = v.trim().toLowerCase(Locale.ROOT);
             case "zipf-theta" -> zipfTheta = Double.parseDouble(v.trim());
             case "ram" -> ram = parseSize(v);
             case "heap" -> heap = parseSize(v);
@@ -263,6 +268,18 @@ final class Options {
         if (!distribution.equals("uniform") && !distribution.equals("zipf")) {
             throw new IllegalArgumentException("distribution must be uniform or zipf: " + distribution);
         }
+        if (!keyOrder.equals("random") && !keyOrder.equals("ascending")) {
+            throw new IllegalArgumentException("key-order must be random or ascending: " + keyOrder);
+        }
+        if (ascendingKeys() && keySize < Keys.INDEX_BYTES) {
+            throw new IllegalArgumentException("key-order ascending needs keys of at least " + Keys.INDEX_BYTES
+                    + " bytes, which carry the key's index: " + keySize);
+        }
+    }
+
+    /** @return true if keys follow their index's order and are ingested in it ({@code --key-order ascending}) */
+    boolean ascendingKeys() {
+        return keyOrder.equals("ascending");
     }
 
     /** @return true if {@code name} was given on the command line (not just by a preset) */
@@ -484,7 +501,7 @@ final class Options {
                 "--map", map.name(), "--workload", w.id, "--threads", Integer.toString(t),
                 "--keys", Integer.toString(keys), "--key-size", Integer.toString(keySize),
                 "--value-size", Integer.toString(valueSize), "--duration", Double.toString(duration),
-                "--warmup", Double.toString(warmup), "--distribution", distribution,
+                "--warmup", Double.toString(warmup), "--distribution", distribution, "--key-order", keyOrder,
                 "--zipf-theta", Double.toString(zipfTheta), "--scan", Integer.toString(scan),
                 "--seed", Long.toString(seed), "--rep", Integer.toString(repetition),
                 "--ram-pairs", Integer.toString(pairs), "--stall", Double.toString(stall)));

@@ -3,6 +3,7 @@ package dev.oakmap.bench.harness;
 import java.io.PrintStream;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -14,7 +15,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * Runs one point (map, workload, thread count, repetition) in the current JVM, the seeds' way:
  * <ol>
  *   <li>the <b>ingestion stage</b>: one thread (or, for the {@code ingest} workload, the point's
- *       threads, striped) puts-if-absent 50% of the key range, a random subset in random order;</li>
+ *       threads, striped) puts-if-absent 50% of the key range, a random subset in random order
+ *       (or in key order, {@code --key-order ascending});</li>
  *   <li>the <b>memory measurement</b>: heap in use after full collections, against the same figure
  *       taken before the map was built, plus the map's off-heap bytes;</li>
  *   <li>the <b>sustained-rate stage</b>: the workload on {@code threads} worker threads for
@@ -58,13 +60,14 @@ final class PointRunner {
 
         if (w == Workload.INGEST && o.warmup > 0) {
             // ingest into throwaway maps, one after another, until the warm-up time is up
-            int[] perm = Keys.permutation(o.keys, runSeed ^ 0x5EED);
+            int[] perm = ingestionOrder(o, pairs, runSeed ^ 0x5EED);
             long deadline = System.nanoTime() + (long) (o.warmup * 1e9);
             long n = 0;
             int maps = 0;
             do {
                 try (BenchMap warm = kind.factory().apply(offHeapCapacity)) {
-                    n += ingest(warm, perm, pairs, ingestThreads, keySeed, o.keySize, valueTemplate, deadline);
+                    n += ingest(warm, perm, pairs, ingestThreads, keySeed, o.keySize, o.ascendingKeys(),
+                            valueTemplate, deadline);
                     maps++;
                 }
             } while (System.nanoTime() < deadline);
@@ -75,10 +78,11 @@ final class PointRunner {
         long heapBefore = heapUsed(o);
         BenchMap map = kind.factory().apply(offHeapCapacity);
         try {
-            int[] perm = Keys.permutation(o.keys, runSeed);
+            int[] perm = ingestionOrder(o, pairs, runSeed);
             long[] gcIngest0 = gcStats();
             long t0 = System.nanoTime();
-            long ingested = ingest(map, perm, pairs, ingestThreads, keySeed, o.keySize, valueTemplate, Long.MAX_VALUE);
+            long ingested = ingest(map, perm, pairs, ingestThreads, keySeed, o.keySize, o.ascendingKeys(),
+                    valueTemplate, Long.MAX_VALUE);
             double ingestSeconds = (System.nanoTime() - t0) / 1e9;
             long[] gcIngest1 = gcStats();
             perm = null;
@@ -159,13 +163,26 @@ final class PointRunner {
     }
 
     /**
+     * @return the key indexes the ingestion stage inserts, {@code [0, pairs)} of the result: a
+     *     random half of the range (for {@code pairs} half the keys), in random order, or in
+     *     ascending order with {@code --key-order ascending}
+     */
+    static int[] ingestionOrder(Options o, int pairs, long seed) {
+        int[] perm = Keys.permutation(o.keys, seed);
+        if (o.ascendingKeys()) {
+            Arrays.sort(perm, 0, pairs);
+        }
+        return perm;
+    }
+
+    /**
      * Puts-if-absent keys {@code perm[0..pairs)} on {@code threads} threads (thread t takes indexes
      * t, t + threads, ...), stopping early at {@code deadline} (System.nanoTime).
      *
      * @return the number of pairs inserted
      */
     static long ingest(BenchMap map, int[] perm, int pairs, int threads, long keySeed, int keySize,
-                       byte[] value, long deadline) throws InterruptedException {
+                       boolean ascendingKeys, byte[] value, long deadline) throws InterruptedException {
         long[] inserted = new long[threads];
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Thread[] ts = new Thread[threads];
@@ -178,7 +195,7 @@ final class PointRunner {
                     long n = 0;
                     int step = 0;
                     for (int i = id; i < pairs; i += threads) {
-                        Keys.key(keySeed, perm[i], key);
+                        Keys.key(keySeed, perm[i], key, ascendingKeys);
                         if (s.putIfAbsent(key)) {
                             n++;
                         }
@@ -212,29 +229,29 @@ final class PointRunner {
     }
 
     private static Op op(Workload w, BenchMap.Session s, Keys.Chooser c, SplittableRandom rnd, byte[] key,
-                         long keySeed, int scan) {
+                         long keySeed, boolean ascending, int scan) {
         return switch (w) {
-            case PUT -> () -> s.put(next(c, keySeed, key));
-            case UPDATE -> () -> s.update(next(c, keySeed, key));
-            case GET_ZC -> () -> s.get(next(c, keySeed, key));
-            case GET_COPY -> () -> s.getCopy(next(c, keySeed, key));
-            case MIX95 -> () -> rnd.nextInt(100) < 95 ? s.get(next(c, keySeed, key)) : s.put(next(c, keySeed, key));
-            case SCAN_ASC -> () -> s.scan(next(c, keySeed, key), scan, false, false);
-            case SCAN_DESC -> () -> s.scan(next(c, keySeed, key), scan, true, false);
-            case SCAN_ASC_STREAM -> () -> s.scan(next(c, keySeed, key), scan, false, true);
-            case SCAN_DESC_STREAM -> () -> s.scan(next(c, keySeed, key), scan, true, true);
-            case CHURN -> () -> rnd.nextBoolean() ? s.put(next(c, keySeed, key)) : s.remove(next(c, keySeed, key));
+            case PUT -> () -> s.put(next(c, keySeed, ascending, key));
+            case UPDATE -> () -> s.update(next(c, keySeed, ascending, key));
+            case GET_ZC -> () -> s.get(next(c, keySeed, ascending, key));
+            case GET_COPY -> () -> s.getCopy(next(c, keySeed, ascending, key));
+            case MIX95 -> () -> rnd.nextInt(100) < 95 ? s.get(next(c, keySeed, ascending, key)) : s.put(next(c, keySeed, ascending, key));
+            case SCAN_ASC -> () -> s.scan(next(c, keySeed, ascending, key), scan, false, false);
+            case SCAN_DESC -> () -> s.scan(next(c, keySeed, ascending, key), scan, true, false);
+            case SCAN_ASC_STREAM -> () -> s.scan(next(c, keySeed, ascending, key), scan, false, true);
+            case SCAN_DESC_STREAM -> () -> s.scan(next(c, keySeed, ascending, key), scan, true, true);
+            case CHURN -> () -> rnd.nextBoolean() ? s.put(next(c, keySeed, ascending, key)) : s.remove(next(c, keySeed, ascending, key));
             case RW_MIX -> () -> {
                 int p = rnd.nextInt(4);
-                return p == 0 ? s.put(next(c, keySeed, key))
-                        : p == 1 ? s.remove(next(c, keySeed, key)) : s.get(next(c, keySeed, key));
+                return p == 0 ? s.put(next(c, keySeed, ascending, key))
+                        : p == 1 ? s.remove(next(c, keySeed, ascending, key)) : s.get(next(c, keySeed, ascending, key));
             };
             case INGEST, CAPACITY, INGEST_RAM -> throw new IllegalArgumentException(w.id + " has no sustained stage");
         };
     }
 
-    private static byte[] next(Keys.Chooser c, long keySeed, byte[] key) {
-        Keys.key(keySeed, c.next(), key);
+    private static byte[] next(Keys.Chooser c, long keySeed, boolean ascending, byte[] key) {
+        Keys.key(keySeed, c.next(), key, ascending);
         return key;
     }
 
@@ -264,7 +281,7 @@ final class PointRunner {
                 try {
                     SplittableRandom rnd = new SplittableRandom(Keys.mix(seed + 1000L * id));
                     Keys.Chooser chooser = zipf != null ? zipf.chooser(rnd.split()) : Keys.uniform(o.keys, rnd.split());
-                    Op op = op(w, map.newSession(value), chooser, rnd, new byte[o.keySize], o.seed, scan);
+                    Op op = op(w, map.newSession(value), chooser, rnd, new byte[o.keySize], o.seed, o.ascendingKeys(), scan);
                     ready.countDown();
                     counted = true;
                     go.await();

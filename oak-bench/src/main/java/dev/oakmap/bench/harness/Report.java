@@ -30,8 +30,9 @@ final class Report {
         row(b, "commit", ctx.commit());
         row(b, "started / finished", ctx.started() + " / " + ctx.finished()
                 + String.format(Locale.ROOT, " (%.0f s)", ctx.wallSeconds()));
-        row(b, "key range", String.format(Locale.ROOT, "%,d keys, %,d pairs after ingestion (50%%), %s keys",
-                o.keys, o.ingestedPairs(), o.distribution + (o.distribution.equals("zipf") ? " theta " + o.zipfTheta : "")));
+        row(b, "key range", String.format(Locale.ROOT, "%,d keys, %,d pairs after ingestion (50%%, %s), %s keys",
+                o.keys, o.ingestedPairs(), o.ascendingKeys() ? "inserted in key order" : "inserted in random order",
+                o.distribution + (o.distribution.equals("zipf") ? " theta " + o.zipfTheta : "")));
         row(b, "sizes", o.keySize + " B keys, " + o.valueSize + " B values");
         row(b, "runs", String.format(Locale.ROOT, "%.1f s measured after %.1f s warm-up; %d repetition%s per point, %s",
                 o.duration, o.warmup, o.reps, o.reps == 1 ? "" : "s",

@@ -19,8 +19,8 @@ import java.util.Locale;
  * descriptions below are the contract every adapter implements.
  */
 public enum Workload {
-    /** The ingestion stage: putIfAbsent of 50% of the range, random order (split over the threads). */
-    INGEST("ingest", "putIfAbsent of 50% of the key range, random order (the ingestion stage itself)"),
+    /** The ingestion stage: putIfAbsent of 50% of the range, in the --key-order (split over the threads). */
+    INGEST("ingest", "putIfAbsent of 50% of the key range, in random or key order (the ingestion stage itself)"),
     /** Put-only: insert or overwrite a full value. */
     PUT("put", "put of a full value (inserts or overwrites)"),
     /** putIfAbsentComputeIfPresent, incrementing the value's first 8 bytes in place. */

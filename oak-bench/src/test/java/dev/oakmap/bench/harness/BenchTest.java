@@ -10,10 +10,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -106,6 +108,72 @@ class BenchTest {
         String flags = row.get(Results.COLUMNS.indexOf("jvm_flags"));
         assertTrue(flags.contains("-Xmx448m") && flags.contains("--enable-native-access=ALL-UNNAMED"), flags);
         assertTrue(Double.parseDouble(row.get(Results.COLUMNS.indexOf("ops_per_s"))) > 0);
+    }
+
+    @Test
+    void ascendingKeysFollowTheirIndexAndAreIngestedInOrder() {
+        int[] indexes = {0, 1, 2, 255, 256, 257, 65_535, 65_536, 70_000, (1 << 24) - 1, 1 << 24, 2_000_000_000};
+        byte[] previous = null;
+        for (int i : indexes) {
+            byte[] key = new byte[16];
+            Keys.key(42, i, key, true);
+            if (previous != null) {
+                assertTrue(Arrays.compareUnsigned(previous, key) < 0, "key " + i + " after the one before");
+            }
+            previous = key;
+        }
+        int inversions = 0;
+        byte[] a = new byte[16];
+        byte[] b = new byte[16];
+        for (int i = 0; i < 100; i++) {
+            Keys.key(42, i, a, false);
+            Keys.key(42, i + 1, b, false);
+            inversions += Arrays.compareUnsigned(a, b) > 0 ? 1 : 0;
+        }
+        assertTrue(inversions > 20 && inversions < 80, "random keys: " + inversions + " inversions of 100");
+
+        Options random = Options.parse(new String[]{"--keys", "1000"});
+        Options ascending = Options.parse(new String[]{"--keys", "1000", "--key-order", "ascending"});
+        int pairs = random.ingestedPairs();
+        int[] shuffled = PointRunner.ingestionOrder(random, pairs, 7);
+        int[] sorted = PointRunner.ingestionOrder(ascending, pairs, 7);
+        int[] half = Arrays.copyOf(shuffled, pairs);
+        assertFalse(isSorted(half), "random order");
+        Arrays.sort(half);
+        assertArrayEquals(half, Arrays.copyOf(sorted, pairs), "the same half of the range, in ascending order");
+        assertTrue(ascending.childArgs(MapKind.OAK_ZC, Workload.SCAN_ASC, 1, 1, ascending.budget(MapKind.OAK_ZC), 0)
+                .containsAll(List.of("--key-order", "ascending")));
+
+        assertThrows(IllegalArgumentException.class, () -> Options.parse(new String[]{"--key-order", "sideways"}));
+        assertThrows(IllegalArgumentException.class,
+                () -> Options.parse(new String[]{"--key-order", "ascending", "--key-size", "3"}));
+    }
+
+    private static boolean isSorted(int[] a) {
+        for (int i = 1; i < a.length; i++) {
+            if (a[i - 1] > a[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Test
+    void inProcessRunWithKeysInOrder(@TempDir Path dir) throws Exception {
+        Bench.Outcome r = Bench.run("--map", "oak-zc,cslm", "--workload", "scan-asc-stream,get-zc",
+                "--threads", "1", "--keys", "2000", "--key-size", "16", "--value-size", "40",
+                "--duration", "0.1", "--warmup", "0.05", "--scan", "100", "--key-order", "ascending",
+                "--fork", "false", "--out", dir.toString());
+        assertEquals(4, r.runs());
+        assertEquals(0, r.failures());
+        List<List<String>> csv = readCsv(r.csv());
+        for (List<String> row : csv.subList(1, csv.size())) {
+            assertEquals("ok", row.get(Results.COLUMNS.indexOf("status")), row.toString());
+            assertEquals("ascending", row.get(Results.COLUMNS.indexOf("key_order")), row.toString());
+            assertEquals("1000", row.get(Results.COLUMNS.indexOf("pairs_ingested")), row.toString());
+        }
+        String md = Files.readString(r.report(), StandardCharsets.UTF_8);
+        assertTrue(md.contains("pairs after ingestion (50%, inserted in key order)"), md);
     }
 
     @Test
