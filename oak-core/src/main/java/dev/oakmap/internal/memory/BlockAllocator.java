@@ -32,8 +32,8 @@ import java.util.concurrent.atomic.LongAdder;
  * ones ({@link #salvage}, which keeps its first bytes as a tombstone). That keeps every value
  * header at a fixed address for the life of the map, which the version check of the value
  * managers relies on: a stale reference always finds a header (with a newer version), never
- * somebody's payload. The unused rest of a region that is replaced goes back to the free lists
- * ({@link #recycleRest}); no slice ever started inside it.
+ * somebody's payload. The unused rest of a region that is replaced goes back to the free lists,
+ * cut into slot-sized pieces ({@link #recycleRest}); no slice ever started inside it.
  *
  * <p><b>Growth.</b> Block sizes start small and double, from {@link #FIRST_BLOCK} up to the
  * configured block size (a block mapped larger for an oversized slice counts as the last size),
@@ -95,6 +95,8 @@ public final class BlockAllocator {
     static final long TOMBSTONE_BYTES = 12;
     /** Blocks smaller than this are mapped when needed: cheap to fault in, not worth a thread each. */
     static final long MAP_AHEAD_MIN_BLOCK = 1L << 20;
+    /** The smallest slice handed out: requests for fewer bytes get this many. */
+    static final long MIN_SLOT = 8;
     /** Slices up to this size take exactly their size (rounded to the granule); see "Reuse". */
     static final long EXACT_SLOTS = 1024;
     /** Size classes per doubling above {@link #EXACT_SLOTS}: a slice wastes less than 1/32 of its size. */
@@ -236,7 +238,7 @@ public final class BlockAllocator {
      *     {@link #CLASSES_PER_DOUBLING} size classes between two powers of two (see "Reuse")
      */
     static long slotBytes(long size) {
-        long bytes = Refs.alignGranule(Math.max(size, 8));
+        long bytes = Refs.alignGranule(Math.max(size, MIN_SLOT));
         if (bytes <= EXACT_SLOTS) {
             return bytes;
         }
@@ -460,20 +462,37 @@ public final class BlockAllocator {
     }
 
     /**
-     * Puts what is left of a region that is being replaced on the free lists, as one slice, so
-     * that it is not lost: the end of a block, or, at capacity, most of a salvaged slice (a region
+     * Puts what is left of a region that is being replaced on the free lists, so that it is not
+     * lost: the end of a block, or, at capacity, most of a salvaged slice (a region
      * carved from a freed slice is replaced as soon as a request does not fit in what is left, and
      * each such rest used to be lost until the map was closed: under churn at capacity the losses
      * added up until insertions failed with the map nearly empty). The rest is claimed first
      * (an atomic swap of the region's top to its limit), so no thread can still carve from it. No
-     * slice ever started inside it, so no stale reference points into it. Call holding the lock.
+     * slice ever started inside it, so no stale reference points into it. It is cut into pieces
+     * of slot sizes, largest first, because {@link #allocate} looks only for free slices of the
+     * slot size it needs: a rest of its exact size above {@link #EXACT_SLOTS} (rarely a slot size)
+     * waited for {@link #salvage} at capacity and was never reused before. Call holding the lock.
      */
     private void recycleRest(Region r) {
         long top = r.top.getAndSet(r.limit);
-        long rest = r.limit - top;
-        if (rest >= 8) {
-            pushFree(Refs.encode(r.block.id, top, 0), rest, Kind.VALUE); // its exact size: not a class size
+        while (r.limit - top >= MIN_SLOT) {
+            long piece = largestSlotWithin(r.limit - top);
+            pushFree(Refs.encode(r.block.id, top, 0), piece, Kind.VALUE);
+            top += piece;
         }
+    }
+
+    /**
+     * @return the largest slot size ({@link #slotBytes}) not above {@code bytes}, which must be at
+     *     least {@link #MIN_SLOT}: a free slice of that size is one that {@link #allocate} hands out
+     */
+    static long largestSlotWithin(long bytes) {
+        long b = bytes & -Refs.GRANULE;
+        if (b <= EXACT_SLOTS) {
+            return b;
+        }
+        long step = Long.highestOneBit(b) / CLASSES_PER_DOUBLING;
+        return b & -step;
     }
 
     /**

@@ -13,6 +13,7 @@ import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -358,6 +359,44 @@ class BlockPoolTest {
             assertTrue(Refs.offset(rest) >= Refs.offset(small) + 1000, "after the slice carved before it");
         } finally {
             a.close();
+        }
+    }
+
+    /**
+     * A block's rest of 1,556 bytes is not a slot size (above 1 KiB slots step by 32 bytes): it
+     * goes back to the free lists as slots of 1,536 and 20 bytes, which ordinary allocations of
+     * those slot sizes reuse, well below capacity (no salvage involved).
+     */
+    @Test
+    void aBlocksRestIsReusedAsSlotSizedPieces() {
+        BlockPool pool = new BlockPool();
+        BlockAllocator a = new BlockAllocator(pool, 4096, 1L << 20);
+        try {
+            long first = a.allocate(1000, BlockAllocator.Kind.VALUE);
+            a.allocate(1000, BlockAllocator.Kind.VALUE);
+            a.allocate(540, BlockAllocator.Kind.VALUE); // 2,540 bytes carved, 1,556 left
+            long next = a.allocate(2500, BlockAllocator.Kind.VALUE); // does not fit: a new block
+            assertNotEquals(Refs.blockId(first), Refs.blockId(next));
+            assertEquals(1536, BlockAllocator.slotBytes(1530));
+            long big = a.allocate(1530, BlockAllocator.Kind.VALUE);
+            assertEquals(Refs.blockId(first), Refs.blockId(big), "the rest's first piece");
+            assertEquals(Refs.offset(first) + 2540, Refs.offset(big));
+            long small = a.allocate(20, BlockAllocator.Kind.VALUE);
+            assertEquals(Refs.blockId(first), Refs.blockId(small), "the rest's last piece");
+            assertEquals(Refs.offset(big) + 1536, Refs.offset(small));
+            long fresh = a.allocate(1530, BlockAllocator.Kind.VALUE); // nothing left to reuse
+            assertEquals(Refs.blockId(next), Refs.blockId(fresh));
+        } finally {
+            a.close();
+        }
+    }
+
+    @Test
+    void theLargestSlotWithinABudgetIsASlotSize() {
+        for (long bytes = BlockAllocator.MIN_SLOT; bytes < 1 << 20; bytes += 4) {
+            long slot = BlockAllocator.largestSlotWithin(bytes);
+            assertTrue(slot <= bytes && slot > bytes - bytes / 32 - 4, bytes + " -> " + slot);
+            assertEquals(slot, BlockAllocator.slotBytes(slot), bytes + " -> " + slot);
         }
     }
 
