@@ -706,6 +706,8 @@ public final class Cursor<K, V> {
      */
     private long[] gatheredRefs = NO_REFS;
     private int gathered;
+    /** Where the lines of the pair {@link #gather} is recording start in {@link #gatheredRefs}. */
+    private int pairLinesFrom;
     /** Ascending: the look-ahead position of {@link #prefetchAhead}; null to restart it at nextEi. */
     private Chunk aheadChunk;
     private int aheadEi;
@@ -878,6 +880,7 @@ public final class Cursor<K, V> {
                 touchGathered();
             }
         }
+        pairLinesFrom = gathered;
         int valueHeader = valueSlices.headerBytes();
         gatherLine(v, 0);
         if (crossesLine(v, valueHeader)) { // the first data byte, on the next line
@@ -898,10 +901,27 @@ public final class Cursor<K, V> {
         }
     }
 
-    /** Records the line holding byte {@code at} of slice {@code ref} (see {@link #gather}). */
+    /**
+     * Records the line holding byte {@code at} of slice {@code ref} (see {@link #gather}), unless
+     * it is a line already recorded for the same pair: a small key and the value header after it
+     * often share one.
+     */
     private void gatherLine(long ref, long at) {
-        gatheredRefs[gathered++] = touchesByPosition ? BlockAllocator.regionPosition(ref) + at
-                : Refs.withAux(ref, (int) at);
+        long line = touchesByPosition ? BlockAllocator.regionPosition(ref) + at : Refs.withAux(ref, (int) at);
+        long lineAt = lineOf(line);
+        for (int i = pairLinesFrom; i < gathered; i++) {
+            if (lineOf(gatheredRefs[i]) == lineAt) {
+                return;
+            }
+        }
+        gatheredRefs[gathered++] = line;
+    }
+
+    /** @return which line an element of {@link #gatheredRefs} stands for, as a number equal only for the same line */
+    private long lineOf(long gatheredLine) {
+        long bytePosition = touchesByPosition ? gatheredLine
+                : Refs.location(gatheredLine) + Refs.aux(gatheredLine); // blocks are page-aligned
+        return bytePosition / CACHE_LINE;
     }
 
     /**
