@@ -25,10 +25,7 @@ class LookAheadLayoutTest {
     @ParameterizedTest(name = "descending={0}")
     @ValueSource(booleans = {false, true})
     void scansTouchAheadOnlyWherePairsAreScattered(boolean descending) {
-        List<Long> keys = new ArrayList<>();
-        for (long k = 0; k < PAIRS; k++) {
-            keys.add(k);
-        }
+        List<Long> keys = ascendingKeys();
         long inOrder = linesTouchedByAScanOf(keys, descending);
         Collections.shuffle(keys, new Random(7));
         long shuffled = linesTouchedByAScanOf(keys, descending);
@@ -46,13 +43,19 @@ class LookAheadLayoutTest {
     @ParameterizedTest(name = "descending={0}")
     @ValueSource(booleans = {false, true})
     void linesSharedWithinAPairAreTouchedOnce(boolean descending) {
+        List<Long> keys = ascendingKeys();
+        Collections.shuffle(keys, new Random(11));
+        long lines = linesTouchedByAScanOf(keys, descending);
+        assertTrue(lines >= PAIRS && lines < PAIRS * 7 / 4, lines + " lines for " + PAIRS + " pairs");
+    }
+
+    /** @return the keys 0 to {@link #PAIRS} - 1, in order, in a list the caller may shuffle */
+    private static List<Long> ascendingKeys() {
         List<Long> keys = new ArrayList<>();
         for (long k = 0; k < PAIRS; k++) {
             keys.add(k);
         }
-        Collections.shuffle(keys, new Random(11));
-        long lines = linesTouchedByAScanOf(keys, descending);
-        assertTrue(lines >= PAIRS && lines < PAIRS * 7 / 4, lines + " lines for " + PAIRS + " pairs");
+        return keys;
     }
 
     /** Inserts {@code keys} in their order, scans the map whole, and returns the lines touched. */
