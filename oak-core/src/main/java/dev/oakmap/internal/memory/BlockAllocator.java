@@ -4,6 +4,8 @@ import dev.oakmap.OakOutOfMemoryException;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.lang.ref.Cleaner;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -27,13 +29,27 @@ import java.util.concurrent.atomic.LongAdder;
  * ones are rounded up to one of {@link #CLASSES_PER_DOUBLING} size classes per power of two
  * (less than 3.2% wasted), so that values of varied sizes find freed slices to reuse: with exact
  * sizes, a map churning 1,000 values of 1 B to 60 KB (29 MB live) grew past 1.1 GB, each freed
- * slice waiting for a value of its very size. A free slice is reused whole and only as the kind
- * it was freed as; slices never merge, and only at capacity is a free slice carved into smaller
- * ones ({@link #salvage}, which keeps its first bytes as a tombstone). That keeps every value
- * header at a fixed address for the life of the map, which the version check of the value
- * managers relies on: a stale reference always finds a header (with a newer version), never
- * somebody's payload. The unused rest of a region that is replaced goes back to the free lists,
- * cut into slot-sized pieces ({@link #recycleRest}); no slice ever started inside it.
+ * slice waiting for a value of its very size. A free slice is reused only as the kind it was
+ * freed as, and only from its start; slices never merge. So every position where a slice ever
+ * started is still the start of a slice (live or free) of that kind: every value header stays at
+ * a fixed address for the life of the map, which the version check of the value managers relies
+ * on: a stale reference always finds a header (with a newer version), never somebody's payload.
+ * Within that rule a free slice can be cut up, since no slice ever started inside it:
+ * <ul>
+ * <li>when no free slice of the size asked for is left but the free lists hold more than a
+ *     quarter of the bytes in use, the smallest larger free slice (up to four times the size) is
+ *     <em>split</em> ({@link #splitLarger}): the request takes its front, and the rest goes back
+ *     cut into slot-sized pieces. Without this, memory freed by values of one size served only that size:
+ *     a map whose values shrank (4 KB, then 3 KB, then 1.5 KB) mapped new blocks at every step
+ *     while the bytes of the larger sizes sat free;</li>
+ * <li>at capacity, any large enough free slice becomes the bump region ({@link #salvage}, which
+ *     keeps its first bytes as a tombstone);</li>
+ * <li>the unused rest of a region that is replaced goes back to the free lists, cut into
+ *     slot-sized pieces ({@link #recycleRest}).</li>
+ * </ul>
+ * Values that grow find no larger free slices, and keep taking new memory until the capacity is
+ * reached; only slices merged back into whole blocks would serve them (see
+ * {@code docs/placement.md}).
  *
  * <p><b>Growth.</b> Block sizes start small and double, from {@link #FIRST_BLOCK} up to the
  * configured block size (a block mapped larger for an oversized slice counts as the last size),
@@ -101,6 +117,12 @@ public final class BlockAllocator {
     static final long EXACT_SLOTS = 1024;
     /** Size classes per doubling above {@link #EXACT_SLOTS}: a slice wastes less than 1/32 of its size. */
     static final long CLASSES_PER_DOUBLING = 32;
+    /**
+     * {@link #splitLarger} splits free slices up to this many times the size asked for: a few
+     * pieces each, and a bounded search (values that grew past every free slice must not pay a
+     * scan of all the lists at each allocation).
+     */
+    static final long SPLIT_REACH = 4;
     /** The size of a map's first block (or the configured size, if smaller); each next one doubles. */
     static final long FIRST_BLOCK = 64L << 10;
 
@@ -114,7 +136,24 @@ public final class BlockAllocator {
     /** Exact-size free lists per kind, indexed by size / 4; created on the first free (keeps empty maps small). */
     private final AtomicReferenceArray<AtomicReferenceArray<LongStack>> smallFree =
             new AtomicReferenceArray<>(Kind.values().length);
+    /**
+     * Per kind, a hint of which exact free lists may hold slices: bit {@code c} is set after a
+     * push to list {@code c}, and cleared by {@link #splitLarger} when it finds the list empty
+     * (set again if a push raced with the clearing). Created with the lists.
+     */
+    private final AtomicReferenceArray<long[]> smallMarks = new AtomicReferenceArray<>(Kind.values().length);
+    /** Atomic access to the words of {@link #smallMarks}. */
+    private static final VarHandle MARK = MethodHandles.arrayElementVarHandle(long[].class);
     private final List<Map<Long, LongStack>> largeFree = List.of(new HashMap<>(), new HashMap<>());
+    /**
+     * A hint that the free lists may hold more than a quarter of the bytes in use: set by
+     * {@link #pushFree} when it finds them so, cleared by {@link #splitLarger} when they no longer
+     * are, so that allocations that find no free slice (all of them while a map grows) pay one
+     * volatile read for {@link #splitLarger}, not the sums.
+     */
+    private volatile boolean stranded;
+    /** Slices split by {@link #splitLarger}, for tests. */
+    private final LongAdder splits = new LongAdder();
     private final LongAdder used = new LongAdder();
     /** Bytes of the slices on the free lists. */
     private final LongAdder free = new LongAdder();
@@ -169,10 +208,103 @@ public final class BlockAllocator {
         long bytes = slotBytes(size);
         long ref = popFree(bytes, kind);
         if (ref == Refs.NULL) {
+            ref = splitLarger(bytes, kind);
+        }
+        if (ref == Refs.NULL) {
             ref = bumpOrReclaim(bytes, kind);
         }
         used.add(bytes);
         return ref;
+    }
+
+    /**
+     * When the free lists hold more than a quarter of the bytes in use (memory freed by sizes that
+     * are no longer asked for, rather than the slices a churning map frees and reuses), takes the
+     * smallest free slice of {@code kind} larger than {@code bytes} that leaves a rest of at least
+     * {@link #MIN_SLOT}, up to {@link #SPLIT_REACH} times {@code bytes}: the request gets its
+     * front, so the slice's start stays a slice start of its kind (see "Reuse"), and the rest is
+     * pushed back in slot-sized pieces. Only the exact lists (slices up to 64 KiB) are searched,
+     * through {@link #smallMarks}.
+     *
+     * @return the front slice, or {@link Refs#NULL} if none was split
+     */
+    private long splitLarger(long bytes, Kind kind) {
+        long[] marks = smallMarks.get(kind.ordinal());
+        long wanted = bytes / Refs.GRANULE;
+        if (!stranded || marks == null || wanted >= SMALL_CLASSES - 1) {
+            return Refs.NULL;
+        }
+        if (!freeBytesStranded()) {
+            stranded = false; // a push that strands bytes again sets it again
+            return Refs.NULL;
+        }
+        AtomicReferenceArray<LongStack> lists = smallLists(kind, false);
+        if (lists == null) {
+            return Refs.NULL; // closed meanwhile
+        }
+        long last = Math.min(SMALL_CLASSES - 1, SPLIT_REACH * wanted);
+        for (long cls = nextMarked(marks, wanted + 1, last); cls >= 0; cls = nextMarked(marks, cls + 1, last)) {
+            long size = cls * Refs.GRANULE;
+            if (size - bytes < MIN_SLOT) {
+                continue; // a rest too small to be a slice would be lost
+            }
+            LongStack list = lists.get((int) cls);
+            long ref = list == null ? Refs.NULL : list.pop();
+            if (ref == Refs.NULL) {
+                unmark(marks, cls, list);
+                continue;
+            }
+            free.add(-size);
+            pushPieces(Refs.blockId(ref), Refs.offset(ref) + bytes, Refs.offset(ref) + size, kind);
+            splits.increment();
+            return ref;
+        }
+        return Refs.NULL;
+    }
+
+    /** @return true if the free lists hold more than a quarter of the bytes in use */
+    private boolean freeBytesStranded() {
+        return free.sum() * 4 > used.sum();
+    }
+
+    /**
+     * @return the first class in {@code [from, last]} whose bit is set in {@code marks}, or -1
+     *     ({@code last} below the number of classes)
+     */
+    private static long nextMarked(long[] marks, long from, long last) {
+        if (from > last) {
+            return -1;
+        }
+        int w = (int) (from >>> 6);
+        int lastWord = (int) (last >>> 6);
+        long bits = (long) MARK.getOpaque(marks, w) & (-1L << (from & 63));
+        while (bits == 0) {
+            if (++w > lastWord) {
+                return -1;
+            }
+            bits = (long) MARK.getOpaque(marks, w);
+        }
+        long cls = ((long) w << 6) + Long.numberOfTrailingZeros(bits);
+        return cls <= last ? cls : -1;
+    }
+
+    /**
+     * Clears the bit of class {@code cls}, found empty, then sets it again if its list is not
+     * empty after all: a push sets the bit after pushing, so a push that raced with the clearing
+     * is either seen here (its volatile size) or sets the bit after the clearing.
+     */
+    private static void unmark(long[] marks, long cls, LongStack list) {
+        int w = (int) (cls >>> 6);
+        long bit = 1L << (cls & 63);
+        MARK.getAndBitwiseAnd(marks, w, ~bit); // volatile: ordered before the size read below
+        if (list != null && list.size() > 0) {
+            MARK.getAndBitwiseOr(marks, w, bit);
+        }
+    }
+
+    /** For tests: how many free slices {@link #allocate} split. */
+    public long splitCount() {
+        return splits.sum();
     }
 
     /**
@@ -257,6 +389,31 @@ public final class BlockAllocator {
     private void pushFree(long ref, long bytes, Kind kind) {
         free.add(bytes);
         freeList(bytes, kind, true).push(ref);
+        long cls = bytes / Refs.GRANULE;
+        if (cls < SMALL_CLASSES) { // after the push: see unmark
+            long[] marks = smallMarks.get(kind.ordinal());
+            int w = (int) (cls >>> 6);
+            long bit = 1L << (cls & 63);
+            if (((long) MARK.getOpaque(marks, w) & bit) == 0) {
+                MARK.getAndBitwiseOr(marks, w, bit); // volatile: after the push's size store
+            }
+        }
+        if (!stranded && freeBytesStranded()) {
+            stranded = true;
+        }
+    }
+
+    /**
+     * Pushes {@code [from, to)} of block {@code blockId}, where no slice ever started, on the free
+     * lists of {@code kind} as slices of slot sizes, largest first ({@link #allocate} looks only
+     * for free slices of the slot size it needs); a last piece below {@link #MIN_SLOT} is lost.
+     */
+    private void pushPieces(int blockId, long from, long to, Kind kind) {
+        while (to - from >= MIN_SLOT) {
+            long piece = largestSlotWithin(to - from);
+            pushFree(Refs.encode(blockId, from, 0), piece, kind);
+            from += piece;
+        }
     }
 
     /** @return the segment of the block that {@code ref} points into */
@@ -405,6 +562,7 @@ public final class BlockAllocator {
     private AtomicReferenceArray<LongStack> smallLists(Kind kind, boolean create) {
         AtomicReferenceArray<LongStack> lists = smallFree.get(kind.ordinal());
         if (lists == null && create) {
+            smallMarks.compareAndSet(kind.ordinal(), null, new long[SMALL_CLASSES / 64]); // before the lists
             smallFree.compareAndSet(kind.ordinal(), null, new AtomicReferenceArray<>(SMALL_CLASSES));
             lists = smallFree.get(kind.ordinal());
         }
@@ -475,11 +633,7 @@ public final class BlockAllocator {
      */
     private void recycleRest(Region r) {
         long top = r.top.getAndSet(r.limit);
-        while (r.limit - top >= MIN_SLOT) {
-            long piece = largestSlotWithin(r.limit - top);
-            pushFree(Refs.encode(r.block.id, top, 0), piece, Kind.VALUE);
-            top += piece;
-        }
+        pushPieces(r.block.id, top, r.limit, Kind.VALUE);
     }
 
     /**

@@ -391,6 +391,143 @@ class BlockPoolTest {
         }
     }
 
+    /**
+     * Memory freed by sizes no longer asked for serves smaller ones: once the free lists hold more
+     * than a quarter of the bytes in use and none holds the size asked for, the smallest larger
+     * free slice of the kind is split. The request takes its front (so the slice's start, where
+     * stale references find its header, stays a slice start), and the rest is a free slice of its own.
+     */
+    @Test
+    void aLargerFreeSliceIsSplitOnceFreeMemoryIsStranded() {
+        BlockPool pool = new BlockPool();
+        BlockAllocator a = new BlockAllocator(pool, 1 << 16, 1L << 20);
+        try {
+            a.allocate(4096, BlockAllocator.Kind.VALUE); // stays in use
+            long x = a.allocate(4096, BlockAllocator.Kind.VALUE);
+            long y = a.allocate(2048, BlockAllocator.Kind.VALUE);
+            a.free(x, 4096, BlockAllocator.Kind.VALUE);
+            a.free(y, 2048, BlockAllocator.Kind.VALUE); // 6,144 bytes free, 4,096 in use
+            long reserved = a.reservedBytes();
+            long front = a.allocate(1536, BlockAllocator.Kind.VALUE);
+            assertEquals(y, front, "the smallest larger free slice's front");
+            long rest = a.allocate(512, BlockAllocator.Kind.VALUE);
+            assertEquals(Refs.blockId(y), Refs.blockId(rest));
+            assertEquals(Refs.offset(y) + 1536, Refs.offset(rest), "the rest, reused at its exact size");
+            long second = a.allocate(1536, BlockAllocator.Kind.VALUE); // 4,096 free, 6,144 in use
+            assertEquals(x, second, "the next larger slice's front");
+            long secondRest = a.allocate(2560, BlockAllocator.Kind.VALUE);
+            assertEquals(Refs.offset(x) + 1536, Refs.offset(secondRest));
+            assertEquals(2, a.splitCount());
+            assertEquals(reserved, a.reservedBytes(), "no new memory");
+            assertEquals(4096 + 1536 + 512 + 1536 + 2560, a.usedBytes());
+        } finally {
+            a.close();
+        }
+    }
+
+    /**
+     * A map that churns keeps a little of its memory on the free lists all the time (Nova frees in
+     * batches); its larger slices are not cut up for a size that is momentarily missing. Nor is a
+     * slice ever split for another kind.
+     */
+    @Test
+    void freeSlicesAreNotSplitWhileFewBytesAreFreeNorForAnotherKind() {
+        BlockPool pool = new BlockPool();
+        BlockAllocator a = new BlockAllocator(pool, 1 << 16, 1L << 20);
+        try {
+            for (int i = 0; i < 4; i++) {
+                a.allocate(4096, BlockAllocator.Kind.VALUE);
+            }
+            long x = a.allocate(2048, BlockAllocator.Kind.VALUE);
+            a.free(x, 2048, BlockAllocator.Kind.VALUE); // 2,048 free, 16,384 in use
+            assertNotEquals(x, a.allocate(1536, BlockAllocator.Kind.VALUE));
+            assertEquals(x, a.allocate(2048, BlockAllocator.Kind.VALUE), "the free slice is reused whole, as before");
+            long k = a.allocate(6144, BlockAllocator.Kind.KEY);
+            a.free(k, 6144, BlockAllocator.Kind.KEY); // 6,144 key bytes free, 19,968 in use
+            long v = a.allocate(1024, BlockAllocator.Kind.VALUE);
+            assertNotEquals(Refs.offset(k), Refs.offset(v), "a free key slice is not split for a value");
+            assertEquals(0, a.splitCount());
+            assertEquals(k, a.allocate(1536, BlockAllocator.Kind.KEY), "a key's request splits it");
+            assertEquals(1, a.splitCount());
+        } finally {
+            a.close();
+        }
+    }
+
+    /** Asserts that no two of the slices {@code {ref, size, ...}} that threads hold share a byte. */
+    private static void assertNoneOverlap(List<List<long[]>> live) {
+        List<long[]> all = new ArrayList<>();
+        live.forEach(all::addAll);
+        all.sort((x, y) -> Long.compare(Refs.withAux(x[0], 0), Refs.withAux(y[0], 0)));
+        for (int i = 1; i < all.size(); i++) {
+            long[] prev = all.get(i - 1);
+            long[] next = all.get(i);
+            if (Refs.blockId(prev[0]) == Refs.blockId(next[0])) {
+                assertTrue(Refs.offset(prev[0]) + BlockAllocator.slotBytes(prev[1]) <= Refs.offset(next[0]),
+                        "live slices overlap at block " + Refs.blockId(next[0]) + ", offset " + Refs.offset(next[0]));
+            }
+        }
+    }
+
+    /** A free slice more than {@link BlockAllocator#SPLIT_REACH} times the size asked for stays whole. */
+    @Test
+    void aFreeSliceIsNotSplitForASizeFarBelowIt() {
+        BlockPool pool = new BlockPool();
+        BlockAllocator a = new BlockAllocator(pool, 1 << 16, 1L << 20);
+        try {
+            long x = a.allocate(8192, BlockAllocator.Kind.VALUE);
+            a.free(x, 8192, BlockAllocator.Kind.VALUE); // everything is free
+            assertNotEquals(x, a.allocate(1024, BlockAllocator.Kind.VALUE));
+            assertEquals(0, a.splitCount());
+            assertEquals(x, a.allocate(2048, BlockAllocator.Kind.VALUE), "within four times its size");
+            assertEquals(1, a.splitCount());
+        } finally {
+            a.close();
+        }
+    }
+
+    /**
+     * Threads allocating keys and values of shrinking sizes and freeing most of them split free
+     * slices all the time, racing with each other's pops and pushes of the same lists; no two live
+     * slices may overlap.
+     */
+    @Test
+    void concurrentSplitsNeverShareBytes() throws Exception {
+        BlockPool pool = new BlockPool();
+        BlockAllocator a = new BlockAllocator(pool, 1 << 16, 1L << 30);
+        int threads = 4;
+        List<List<long[]>> live = new ArrayList<>();
+        Thread[] ts = new Thread[threads];
+        try {
+            for (int t = 0; t < threads; t++) {
+                List<long[]> mine = new ArrayList<>();
+                live.add(mine);
+                long seed = 31 + t;
+                ts[t] = new Thread(() -> {
+                    java.util.SplittableRandom rnd = new java.util.SplittableRandom(seed);
+                    BlockAllocator.Kind[] kinds = BlockAllocator.Kind.values();
+                    for (int i = 0; i < 100_000; i++) {
+                        long size = 8 + 4L * rnd.nextInt(Math.max(1, 1000 - i / 100)); // 4 KB down to 8 B
+                        int kind = rnd.nextInt(2);
+                        mine.add(new long[] {a.allocate(size, kinds[kind]), size, kind});
+                        if (rnd.nextInt(10) < 6 && !mine.isEmpty()) {
+                            long[] gone = mine.remove(rnd.nextInt(mine.size()));
+                            a.free(gone[0], gone[1], kinds[(int) gone[2]]);
+                        }
+                    }
+                });
+                ts[t].start();
+            }
+            for (Thread t : ts) {
+                t.join();
+            }
+            assertTrue(a.splitCount() > 1000, "only " + a.splitCount() + " splits");
+            assertNoneOverlap(live);
+        } finally {
+            a.close();
+        }
+    }
+
     @Test
     void theLargestSlotWithinABudgetIsASlotSize() {
         for (long bytes = BlockAllocator.MIN_SLOT; bytes < 1 << 20; bytes += 4) {
@@ -434,17 +571,7 @@ class BlockPoolTest {
             for (Thread t : ts) {
                 t.join();
             }
-            List<long[]> all = new ArrayList<>();
-            live.forEach(all::addAll);
-            all.sort((x, y) -> Long.compare(Refs.withAux(x[0], 0), Refs.withAux(y[0], 0)));
-            for (int i = 1; i < all.size(); i++) {
-                long[] prev = all.get(i - 1);
-                long[] next = all.get(i);
-                if (Refs.blockId(prev[0]) == Refs.blockId(next[0])) {
-                    assertTrue(Refs.offset(prev[0]) + BlockAllocator.slotBytes(prev[1]) <= Refs.offset(next[0]),
-                            "live slices overlap at block " + Refs.blockId(next[0]) + ", offset " + Refs.offset(next[0]));
-                }
-            }
+            assertNoneOverlap(live);
         } finally {
             a.close();
         }
