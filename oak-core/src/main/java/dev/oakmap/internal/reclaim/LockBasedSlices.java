@@ -30,8 +30,9 @@ import java.lang.invoke.VarHandle;
  * the reference's version without DELETED: a reader adds one reader if no writer holds the slice,
  * and removes it when done; a writer sets WRITER when there are no readers and clears it with a
  * release store; a deleter, holding WRITER, stores DELETED and frees the slice at once. A freed
- * slice is reused only as a slice of the same size and kind, so its header stays in place, and
- * its next allocation stores version + 1: stale references fail their check.
+ * slice is reused only from its start and as the same kind (whole, or split for a smaller size:
+ * see {@code BlockAllocator}), so its header stays in place, and its next allocation stores
+ * version + 1: stale references fail their check.
  */
 public final class LockBasedSlices extends SliceManager {
 

@@ -49,7 +49,8 @@ import java.lang.invoke.VarHandle;
  *     slice to the reclaimer. The Nova reclaimer returns it to the allocator only after advancing
  *     its era and finding no writer announcing it; a reallocated slice gets the new era as its
  *     version, so every stale reference fails its version check. Headers never move: the
- *     allocator reuses a slice only as a slice of the same size and kind.
+ *     allocator reuses a slice only from its start and as the same kind (whole, or split for a
+ *     smaller size: see {@code BlockAllocator}).
  * <li><b>Move</b> (the rebalancer laying pairs out in key order): CAS MOVING into a live word with
  *     an even sequence (a slice being written is not moved: the mover never waits for user code),
  *     copy the bytes, and later either store DELETED with release semantics and retire the slice
