@@ -39,9 +39,9 @@ import java.util.concurrent.atomic.LongAdder;
  * <li>when no free slice of the size asked for is left but the free lists hold more than a
  *     quarter of the bytes in use, the smallest larger free slice (up to four times the size) is
  *     <em>split</em> ({@link #splitLarger}): the request takes its front, and the rest goes back
- *     cut into slot-sized pieces. Without this, memory freed by values of one size served only that size:
- *     a map whose values shrank (4 KB, then 3 KB, then 1.5 KB) mapped new blocks at every step
- *     while the bytes of the larger sizes sat free;</li>
+ *     cut into slot-sized pieces. Without this, memory freed by values of one size served only
+ *     that size: a map whose values shrank (4 KB, then 3 KB, then 1.5 KB) mapped new blocks at
+ *     every step while the bytes of the larger sizes sat free;</li>
  * <li>at capacity, any large enough free slice becomes the bump region ({@link #salvage}, which
  *     keeps its first bytes as a tombstone);</li>
  * <li>the unused rest of a region that is replaced goes back to the free lists, cut into
@@ -294,10 +294,20 @@ public final class BlockAllocator {
      * is either seen here (its volatile size) or sets the bit after the clearing.
      */
     private static void unmark(long[] marks, long cls, LongStack list) {
+        MARK.getAndBitwiseAnd(marks, (int) (cls >>> 6), ~(1L << (cls & 63))); // volatile: before the size read below
+        if (list != null && list.size() > 0) {
+            mark(marks, cls);
+        }
+    }
+
+    /**
+     * Sets the bit of class {@code cls}, if it is not set: called after a push to its list, whose
+     * size store the volatile read-modify-write follows (see {@link #unmark}).
+     */
+    private static void mark(long[] marks, long cls) {
         int w = (int) (cls >>> 6);
         long bit = 1L << (cls & 63);
-        MARK.getAndBitwiseAnd(marks, w, ~bit); // volatile: ordered before the size read below
-        if (list != null && list.size() > 0) {
+        if (((long) MARK.getOpaque(marks, w) & bit) == 0) {
             MARK.getAndBitwiseOr(marks, w, bit);
         }
     }
@@ -390,13 +400,8 @@ public final class BlockAllocator {
         free.add(bytes);
         freeList(bytes, kind, true).push(ref);
         long cls = bytes / Refs.GRANULE;
-        if (cls < SMALL_CLASSES) { // after the push: see unmark
-            long[] marks = smallMarks.get(kind.ordinal());
-            int w = (int) (cls >>> 6);
-            long bit = 1L << (cls & 63);
-            if (((long) MARK.getOpaque(marks, w) & bit) == 0) {
-                MARK.getAndBitwiseOr(marks, w, bit); // volatile: after the push's size store
-            }
+        if (cls < SMALL_CLASSES) {
+            mark(smallMarks.get(kind.ordinal()), cls); // created with the list pushed to
         }
         if (!stranded && freeBytesStranded()) {
             stranded = true;
@@ -626,10 +631,10 @@ public final class BlockAllocator {
      * each such rest used to be lost until the map was closed: under churn at capacity the losses
      * added up until insertions failed with the map nearly empty). The rest is claimed first
      * (an atomic swap of the region's top to its limit), so no thread can still carve from it. No
-     * slice ever started inside it, so no stale reference points into it. It is cut into pieces
-     * of slot sizes, largest first, because {@link #allocate} looks only for free slices of the
-     * slot size it needs: a rest of its exact size above {@link #EXACT_SLOTS} (rarely a slot size)
-     * waited for {@link #salvage} at capacity and was never reused before. Call holding the lock.
+     * slice ever started inside it, so no stale reference points into it. It goes back in
+     * slot-sized pieces ({@link #pushPieces}): a rest of its exact size above {@link #EXACT_SLOTS}
+     * (rarely a slot size) waited for {@link #salvage} at capacity and was never reused before.
+     * Call holding the lock.
      */
     private void recycleRest(Region r) {
         long top = r.top.getAndSet(r.limit);
