@@ -48,8 +48,17 @@ import java.util.concurrent.atomic.LongAdder;
  *     slot-sized pieces ({@link #recycleRest}).</li>
  * </ul>
  * Values that grow find no larger free slices, and keep taking new memory until the capacity is
- * reached; only slices merged back into whole blocks would serve them (see
- * {@code docs/placement.md}).
+ * reached, unless whole blocks are reused (below).
+ *
+ * <p><b>Whole free blocks</b> (only where the owner asks, {@link #reuseWholeBlocks}). A block whose
+ * slices have all been freed becomes fresh memory again: the next region is carved from it before
+ * any new block is mapped, so memory freed by one size serves every size. This breaks the rule
+ * above (a position that was a slice start may now hold payload), so it is for owners that can
+ * tell a reference into a block's old layout from one into its new layout: the allocator tells
+ * them ({@link ReuseGuard}) before it hands out the first slice of the new layout. The
+ * bookkeeping, a word per block with its free bytes and a generation that tags its free-list
+ * entries, is described in {@link WholeBlockReuse}. Blocks that held a salvaged region keep its
+ * tombstone and are never recycled.
  *
  * <p><b>Growth.</b> Block sizes start small and double, from {@link #FIRST_BLOCK} up to the
  * configured block size (a block mapped larger for an oversized slice counts as the last size),
@@ -101,6 +110,19 @@ public final class BlockAllocator {
 
     /** Which free lists a slice belongs to. */
     public enum Kind { KEY, VALUE }
+
+    /**
+     * Told before a block whose slices were all freed is carved afresh ({@link #reuseWholeBlocks}),
+     * so that the owner can tell references into the block's old layout from the new one.
+     */
+    @FunctionalInterface
+    public interface ReuseGuard {
+        /**
+         * Called holding the allocator's lock, before any slice of block {@code blockId} is handed
+         * out again; every slice of its previous layout had been freed. Must not allocate or free.
+         */
+        void beforeReuse(int blockId);
+    }
 
     private static final int SMALL_CLASSES = 1 << 14; // exact lists for sizes up to 64 KiB
     /**
@@ -158,6 +180,8 @@ public final class BlockAllocator {
     /** Bytes of the slices on the free lists. */
     private final LongAdder free = new LongAdder();
     private final AtomicLong reserved = new AtomicLong();
+    /** Whole-block reuse, or null while off (see "Whole free blocks"); set before first use. */
+    private WholeBlockReuse reuse;
     /** Run when the capacity is exhausted ({@link #reclaimAtCapacity}); copy-on-write. */
     private volatile Runnable[] reclaimers = new Runnable[0];
     private volatile Region current;
@@ -249,7 +273,7 @@ public final class BlockAllocator {
                 continue; // a rest too small to be a slice would be lost
             }
             LongStack list = lists.get((int) cls);
-            long ref = list == null ? Refs.NULL : list.pop();
+            long ref = popClaimed(list, size);
             if (ref == Refs.NULL) {
                 unmark(marks, cls, list);
                 continue;
@@ -310,6 +334,85 @@ public final class BlockAllocator {
         if (((long) MARK.getOpaque(marks, w) & bit) == 0) {
             MARK.getAndBitwiseOr(marks, w, bit);
         }
+    }
+
+    /**
+     * Turns on whole-block reuse (see "Whole free blocks"): a block whose slices have all been
+     * freed becomes fresh memory for later regions, after {@code guard} was told. Call before
+     * the allocator is used or shared: from its owner's constructor.
+     *
+     * @throws IllegalStateException if a block was already taken
+     */
+    public synchronized void reuseWholeBlocks(ReuseGuard guard) {
+        if (reuse != null || reserved.get() != 0 || current != null) {
+            throw new IllegalStateException("whole-block reuse must be set up before the first allocation");
+        }
+        reuse = new WholeBlockReuse(java.util.Objects.requireNonNull(guard, "guard"));
+    }
+
+    /**
+     * Recycles block {@code blockId} if {@code word}, its reuse word as just updated, says that it
+     * is all free: its listed bytes stop counting as free, and it waits for a region.
+     */
+    private void recycleIfAllFree(WholeBlockReuse whole, int blockId, long word) {
+        MemorySegment seg = segments[blockId];
+        if (seg != null && whole.tryRecycle(blockId, word, seg.byteSize())) {
+            free.add(-seg.byteSize());
+            whole.ready.push(pool.block(blockId));
+        }
+    }
+
+    /**
+     * Replaces the exhausted region with a recycled block that holds {@code bytes}, if one is
+     * ready, telling the guard first; purges stale free-list entries once their bytes outnumber
+     * the listed ones (and a block's worth). Call holding the lock.
+     *
+     * @return true if a recycled block became the region
+     */
+    private boolean reuseReadyBlock(Region exhausted, long bytes) {
+        Block block = reuse.takeReady(bytes);
+        if (block == null) {
+            return false;
+        }
+        if (exhausted != null) {
+            recycleRest(exhausted);
+        }
+        reuse.guard.beforeReuse(block.id);
+        current = new Region(block, new AtomicLong(), block.size());
+        if (reuse.staleBytes() > free.sum() + blockSize) {
+            purgeStale();
+        }
+        return true;
+    }
+
+    /** Drops the entries of recycled blocks from every free list. Call holding the lock. */
+    private void purgeStale() {
+        WholeBlockReuse whole = reuse;
+        for (Kind kind : Kind.values()) {
+            AtomicReferenceArray<LongStack> lists = smallLists(kind, false);
+            for (int cls = 0; lists != null && cls < SMALL_CLASSES; cls++) {
+                LongStack list = lists.get(cls);
+                if (list != null && list.size() > 0) {
+                    whole.purged((long) cls * Refs.GRANULE * list.removeIf(whole::isStale));
+                }
+            }
+            Map<Long, LongStack> large = largeFree.get(kind.ordinal());
+            synchronized (large) {
+                for (Map.Entry<Long, LongStack> e : large.entrySet()) {
+                    whole.purged(e.getKey() * e.getValue().removeIf(whole::isStale));
+                }
+            }
+        }
+    }
+
+    /** For tests: how many blocks were recycled whole (0 without {@link #reuseWholeBlocks}). */
+    public long recycledBlocks() {
+        return reuse == null ? 0 : reuse.recycledCount();
+    }
+
+    /** For tests: bytes of entries of recycled blocks still on the free lists. */
+    long staleFreeBytes() {
+        return reuse == null ? 0 : reuse.staleBytes();
     }
 
     /** For tests: how many free slices {@link #allocate} split. */
@@ -395,8 +498,18 @@ public final class BlockAllocator {
         pushFree(Refs.withAux(ref, 0), bytes, kind);
     }
 
-    /** Puts a slice of exactly {@code bytes} bytes on its free list, counting it as free. */
+    /**
+     * Puts a slice of exactly {@code bytes} bytes on its free list, counting it as free. With
+     * whole-block reuse, counts it in its block's word first and tags the entry with the
+     * generation read from that same update, then recycles the block if that made it all free.
+     */
     private void pushFree(long ref, long bytes, Kind kind) {
+        WholeBlockReuse r = reuse;
+        long word = 0;
+        if (r != null) {
+            word = r.addFree(Refs.blockId(ref), bytes); // before the push: a claim never finds it lower
+            ref = WholeBlockReuse.tag(ref, word);
+        }
         free.add(bytes);
         freeList(bytes, kind, true).push(ref);
         long cls = bytes / Refs.GRANULE;
@@ -405,6 +518,9 @@ public final class BlockAllocator {
         }
         if (!stranded && freeBytesStranded()) {
             stranded = true;
+        }
+        if (r != null) {
+            recycleIfAllFree(r, Refs.blockId(ref), word);
         }
     }
 
@@ -418,6 +534,11 @@ public final class BlockAllocator {
             long piece = largestSlotWithin(to - from);
             pushFree(Refs.encode(blockId, from, 0), piece, kind);
             from += piece;
+        }
+        if (to > from && reuse != null) {
+            // a 4-byte tail, which no request takes, still goes on a list: the block's free count
+            // must reach its size for the block to be recycled
+            pushFree(Refs.encode(blockId, from, 0), to - from, kind);
         }
     }
 
@@ -520,6 +641,9 @@ public final class BlockAllocator {
             pool.release(spare);
             spare = null;
         }
+        if (reuse != null) {
+            reuse.ready.clear(); // owned blocks, released below
+        }
         for (Block b : owned) {
             pool.release(b);
         }
@@ -531,12 +655,33 @@ public final class BlockAllocator {
     }
 
     private long popFree(long bytes, Kind kind) {
-        LongStack list = freeList(bytes, kind, false);
-        long ref = list == null ? Refs.NULL : list.pop();
+        long ref = popClaimed(freeList(bytes, kind, false), bytes);
         if (ref != Refs.NULL) {
             free.add(-bytes);
         }
         return ref;
+    }
+
+    /**
+     * Pops a free slice of {@code bytes} bytes from {@code list} (null: none), dropping entries
+     * of blocks recycled since they were pushed when whole blocks are reused.
+     *
+     * @return its reference, aux 0, or {@link Refs#NULL}
+     */
+    private long popClaimed(LongStack list, long bytes) {
+        if (list == null) {
+            return Refs.NULL;
+        }
+        WholeBlockReuse r = reuse;
+        while (true) {
+            long ref = list.pop();
+            if (r == null || ref == Refs.NULL) {
+                return ref; // entries carry aux 0 without reuse
+            }
+            if (r.claim(ref, bytes)) {
+                return Refs.withAux(ref, 0);
+            }
+        }
     }
 
     private LongStack freeList(long bytes, Kind kind, boolean create) {
@@ -592,6 +737,9 @@ public final class BlockAllocator {
     }
 
     private synchronized void newRegion(Region exhausted, long bytes) {
+        if (reuse != null && current == exhausted && !closed && reuseReadyBlock(exhausted, bytes)) {
+            return;
+        }
         if (!spareInFlight || capacity - reserved.get() < Math.max(nextBlockSize(), bytes)) {
             awaitSpare(); // no spare coming, or no room for a block beside it: the spare is the block
         }
@@ -638,7 +786,7 @@ public final class BlockAllocator {
      */
     private void recycleRest(Region r) {
         long top = r.top.getAndSet(r.limit);
-        pushPieces(r.block.id, top, r.limit, Kind.VALUE);
+        pushPieces(r.block.id, top, r.limit, Kind.VALUE); // with whole-block reuse, may recycle the block
     }
 
     /**
@@ -812,8 +960,7 @@ public final class BlockAllocator {
             AtomicReferenceArray<LongStack> lists = smallLists(kind, false);
             for (int cls = lists == null ? 0 : SMALL_CLASSES - 1;
                  cls > 0 && (long) cls * Refs.GRANULE >= bytes + keep; cls--) {
-                LongStack list = lists.get(cls);
-                long ref = list == null ? Refs.NULL : list.pop();
+                long ref = popClaimed(lists.get(cls), (long) cls * Refs.GRANULE);
                 if (ref != Refs.NULL) {
                     free.add(-(long) cls * Refs.GRANULE);
                     installSalvaged(ref, (long) cls * Refs.GRANULE);
@@ -824,7 +971,7 @@ public final class BlockAllocator {
             synchronized (large) {
                 for (Map.Entry<Long, LongStack> e : large.entrySet()) {
                     if (e.getKey() >= bytes + keep) {
-                        long ref = e.getValue().pop();
+                        long ref = popClaimed(e.getValue(), e.getKey());
                         if (ref != Refs.NULL) {
                             free.add(-e.getKey());
                             installSalvaged(ref, e.getKey());

@@ -31,6 +31,23 @@ final class LongStack {
         }
     }
 
+    /**
+     * Removes every value for which {@code drop} holds.
+     *
+     * @return how many were removed
+     */
+    synchronized int removeIf(java.util.function.LongPredicate drop) {
+        int kept = 0;
+        int n = size;
+        for (int i = 0; i < n; i++) {
+            if (!drop.test(items[i])) {
+                items[kept++] = items[i];
+            }
+        }
+        size = kept;
+        return n - kept;
+    }
+
     int size() {
         return size;
     }

@@ -455,7 +455,7 @@ class BlockPoolTest {
     }
 
     /** Asserts that no two of the slices {@code {ref, size, ...}} that threads hold share a byte. */
-    private static void assertNoneOverlap(List<List<long[]>> live) {
+    static void assertNoneOverlap(List<List<long[]>> live) {
         List<long[]> all = new ArrayList<>();
         live.forEach(all::addAll);
         all.sort((x, y) -> Long.compare(Refs.withAux(x[0], 0), Refs.withAux(y[0], 0)));

@@ -1,0 +1,160 @@
+package dev.oakmap.internal.memory;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Iterator;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The bookkeeping by which a {@link BlockAllocator} hands out a block whose slices have all been
+ * freed as fresh memory again, instead of only slice by slice (see the allocator's "Whole free
+ * blocks"). Off unless the allocator's owner asks for it ({@link BlockAllocator#reuseWholeBlocks}).
+ *
+ * <h2>A word per block</h2>
+ * Each block id has one {@code long}: how many bytes of the block are free (in granules, the low
+ * 37 bits) and the block's <em>generation</em> (the next 26). A byte counts as free once it was
+ * handed out and freed, or pushed on the free lists as part of a region's uncarved rest
+ * ({@code BlockAllocator.recycleRest}); the bytes a bump region has not carved yet do not count.
+ * So the count reaches the block's size exactly when every byte of the block is on the free
+ * lists: while the block is a region with bytes left to carve, it cannot (and once its region
+ * has carved it all, it may be recycled while still nominally the region, which is harmless, as
+ * that region has nothing left to hand out). Bumping costs nothing here; only freeing and
+ * reusing a slice touch the word.
+ *
+ * <h2>Free-list entries carry their block's generation</h2>
+ * A slice going to the free lists is first counted free ({@link #addFree}, which returns the
+ * word), then pushed with the generation read from that same atomic update in its reference's
+ * aux field. Taking a slice off a list ({@link #claim}) decrements the count by a CAS that also
+ * requires the entry's generation to be the block's: so a slice is never handed out from a block
+ * that was recycled after it was pushed. Because the count is raised before the push, a claim
+ * never finds it lower than the entry it takes, and because a claim lowers it, a block one of
+ * whose slices was just taken is not all free.
+ *
+ * <h2>Recycling</h2>
+ * The thread whose free makes the count reach the block's size tries one CAS from that exact
+ * word to the next generation with a count of zero. At most one thread succeeds, and only if no slice was claimed meanwhile.
+ * Its entries still on the free lists are now stale: claims drop them, and {@link #isStale} lets
+ * the allocator purge them once stale bytes outnumber the listed ones (so their heap cost stays
+ * bounded by what the free lists would hold anyway). The block then waits in {@link #ready}
+ * until a region needs a block; before its bytes are carved again the owner's {@link BlockAllocator.ReuseGuard} is
+ * told, so that references into its old layout can be told apart from the new one.
+ *
+ * <p>Generations wrap after 2^26 recycles of one block; an entry that waited on a free list
+ * through exactly that many recycles of its block would be taken as current. The free lists
+ * are purged long before (every time stale bytes outnumber the listed ones).
+ */
+final class WholeBlockReuse {
+
+    private static final int FREE_BITS = 37;
+    private static final long FREE_MASK = (1L << FREE_BITS) - 1;
+    static final int GEN_BITS = 26;
+    private static final long GEN_MASK = (1L << GEN_BITS) - 1;
+    private static final VarHandle WORD = MethodHandles.arrayElementVarHandle(long[].class);
+
+    private final long[] words = new long[Refs.MAX_BLOCK_ID + 1];
+    final BlockAllocator.ReuseGuard guard;
+    /** Recycled blocks waiting to become a region (lock-free: the free path takes no allocator lock). */
+    final ConcurrentLinkedDeque<Block> ready = new ConcurrentLinkedDeque<>();
+    /** Bytes of stale entries still on the free lists. */
+    private final LongAdder stale = new LongAdder();
+    private final LongAdder recycled = new LongAdder();
+
+    WholeBlockReuse(BlockAllocator.ReuseGuard guard) {
+        this.guard = guard;
+    }
+
+    private static int generation(long word) {
+        return (int) ((word >>> FREE_BITS) & GEN_MASK);
+    }
+
+    /**
+     * Counts {@code bytes} of block {@code blockId} as free.
+     *
+     * @return the block's word after the update: the generation to tag the free-list entry with,
+     *     and what {@link #tryRecycle} needs
+     */
+    long addFree(int blockId, long bytes) {
+        long granules = bytes / Refs.GRANULE;
+        // an add, not a CAS: the count cannot overflow into the generation (at most a block's size)
+        return (long) WORD.getAndAdd(words, blockId, granules) + granules;
+    }
+
+    /** @return {@code ref} tagged with the generation of {@code word} (its aux field) */
+    static long tag(long ref, long word) {
+        return Refs.withAux(ref, generation(word));
+    }
+
+    /**
+     * Takes a slice of {@code bytes} bytes, popped from a free list, off its block's free count,
+     * if the entry's generation is still its block's.
+     *
+     * @return false if the entry is stale (its block was recycled since it was pushed): drop it
+     */
+    boolean claim(long taggedRef, long bytes) {
+        int blockId = Refs.blockId(taggedRef);
+        long granules = bytes / Refs.GRANULE;
+        while (true) {
+            long w = (long) WORD.getVolatile(words, blockId);
+            if (generation(w) != Refs.aux(taggedRef)) {
+                stale.add(-bytes);
+                return false;
+            }
+            if (WORD.compareAndSet(words, blockId, w, w - granules)) {
+                return true;
+            }
+        }
+    }
+
+    /**
+     * Recycles the block if {@code word} (produced by an update of this thread) says that all of
+     * its {@code size} bytes are free, and the word has not changed since.
+     *
+     * @return true if this call recycled it: the caller puts it on {@link #ready} and stops
+     *     counting its listed bytes as free
+     */
+    boolean tryRecycle(int blockId, long word, long size) {
+        if ((word & FREE_MASK) * Refs.GRANULE != size) {
+            return false;
+        }
+        long next = (long) ((generation(word) + 1) & GEN_MASK) << FREE_BITS; // nothing free
+        if (!WORD.compareAndSet(words, blockId, word, next)) {
+            return false;
+        }
+        stale.add(size);
+        recycled.increment();
+        return true;
+    }
+
+    /** @return true if free-list entry {@code taggedRef} belongs to an earlier generation of its block */
+    boolean isStale(long taggedRef) {
+        long w = (long) WORD.getVolatile(words, Refs.blockId(taggedRef));
+        return generation(w) != Refs.aux(taggedRef);
+    }
+
+    /** Counts {@code bytes} of stale entries dropped by a purge. */
+    void purged(long bytes) {
+        stale.add(-bytes);
+    }
+
+    /** @return bytes of stale entries still on the free lists */
+    long staleBytes() {
+        return stale.sum();
+    }
+
+    /** @return how many blocks were recycled */
+    long recycledCount() {
+        return recycled.sum();
+    }
+
+    /** @return a recycled block of at least {@code bytes} bytes, taken off {@link #ready}, or null */
+    Block takeReady(long bytes) {
+        for (Iterator<Block> it = ready.iterator(); it.hasNext(); ) {
+            Block b = it.next();
+            if (b.size() >= bytes && ready.removeFirstOccurrence(b)) {
+                return b;
+            }
+        }
+        return null;
+    }
+}

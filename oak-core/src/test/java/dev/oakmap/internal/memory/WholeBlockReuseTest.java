@@ -1,0 +1,243 @@
+package dev.oakmap.internal.memory;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Whole-block reuse ({@link BlockAllocator#reuseWholeBlocks}): a block whose slices were all freed
+ * is carved again, after the guard is told, and never while a slice of it is live or one of its
+ * old free-list entries could still be handed out.
+ */
+class WholeBlockReuseTest {
+
+    private static final long BLOCK = 1 << 16; // every block is 64 KiB: none is mapped ahead
+    /** Blocks for the concurrent churn, small so that they empty often. */
+    private static final long SMALL_BLOCK = 1 << 13;
+
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
+
+    /** Writes {@code stamp} at both ends of slice {@code ref} of {@code size} bytes. */
+    private static void stamp(BlockAllocator a, long ref, long size, long stamp) {
+        MemorySegment seg = a.segment(ref);
+        seg.set(LONG, Refs.offset(ref), stamp);
+        seg.set(LONG, Refs.offset(ref) + size - 8, stamp);
+    }
+
+    /** Asserts that nobody wrote over the stamps of slice {@code ref}. */
+    private static void assertStamped(BlockAllocator a, long ref, long size, long stamp) {
+        MemorySegment seg = a.segment(ref);
+        assertEquals(stamp, seg.get(LONG, Refs.offset(ref)), "slice start overwritten");
+        assertEquals(stamp, seg.get(LONG, Refs.offset(ref) + size - 8), "slice end overwritten");
+    }
+
+    @Test
+    void aBlockWhoseSlicesAreAllFreedIsCarvedAgainBeforeANewOneIsMapped() {
+        BlockAllocator a = new BlockAllocator(new BlockPool(), BLOCK, 1L << 30);
+        List<Integer> told = new ArrayList<>();
+        a.reuseWholeBlocks(told::add);
+        try {
+            List<long[]> live = new ArrayList<>();
+            while (a.reservedBytes() < 3 * BLOCK) {
+                long ref = a.allocate(1000, BlockAllocator.Kind.VALUE);
+                stamp(a, ref, 1000, live.size());
+                live.add(new long[] {ref, 1000, live.size()});
+            }
+            int first = Refs.blockId(live.get(0)[0]);
+            List<long[]> firstBlock = live.stream().filter(s -> Refs.blockId(s[0]) == first).toList();
+            for (long[] s : firstBlock.subList(0, firstBlock.size() - 1)) {
+                a.free(s[0], s[1], BlockAllocator.Kind.VALUE);
+            }
+            assertEquals(0, a.recycledBlocks(), "a block with a live slice was recycled");
+            a.free(firstBlock.getLast()[0], 1000, BlockAllocator.Kind.VALUE);
+            assertEquals(1, a.recycledBlocks());
+            assertTrue(told.isEmpty(), "the guard is told when the block is carved, not before");
+            live.removeAll(firstBlock);
+
+            long reserved = a.reservedBytes();
+            List<long[]> fresh = new ArrayList<>();
+            while (told.isEmpty() || fresh.size() < 10) { // past the current block, into the recycled one
+                long ref = a.allocate(1000, BlockAllocator.Kind.VALUE);
+                fresh.add(new long[] {ref, 1000, -1 - fresh.size()});
+                stamp(a, ref, 1000, -1 - fresh.size() + 1);
+            }
+            assertEquals(List.of(first), told);
+            assertEquals(reserved, a.reservedBytes(), "a new block was mapped while a free one was ready");
+            long firstRecarved = fresh.stream().filter(s -> Refs.blockId(s[0]) == first).findFirst().orElseThrow()[0];
+            assertEquals(0, Refs.offset(firstRecarved), "the recycled block is carved from its start");
+            List<List<long[]>> all = List.of(live, fresh);
+            BlockPoolTest.assertNoneOverlap(all); // its old free-list entries were not handed out
+            for (long[] s : live) {
+                assertStamped(a, s[0], s[1], s[2]);
+            }
+        } finally {
+            a.close();
+        }
+    }
+
+    /**
+     * Values that grow by a fifth at each step (1,000 B to 6,200 B), replaced one at a time in
+     * random order: with whole blocks reused, the memory held stays within about twice the
+     * largest live set (the old and new generation side by side); the free lists alone keep
+     * every size's slices, which no larger size can take.
+     */
+    @Test
+    void valuesThatGrowReuseTheBlocksOfSmallerOnes() {
+        long withReuse = reservedAfterGrowth(true);
+        long without = reservedAfterGrowth(false);
+        long maxLive = 500L * BlockAllocator.slotBytes(GROWTH[GROWTH.length - 1]);
+        assertTrue(withReuse <= 2.5 * maxLive + 4 * BLOCK,
+                "held " + withReuse + " bytes for at most " + maxLive + " live (" + without + " without reuse)");
+        assertTrue(without > 2 * withReuse, "without reuse " + without + ", with " + withReuse);
+    }
+
+    private static final long[] GROWTH = {1000, 1200, 1440, 1730, 2070, 2490, 2990, 3580, 4300, 5160, 6200};
+
+    private static long reservedAfterGrowth(boolean reuse) {
+        BlockAllocator a = new BlockAllocator(new BlockPool(), BLOCK, 1L << 30);
+        if (reuse) {
+            a.reuseWholeBlocks(id -> { });
+        }
+        try {
+            SplittableRandom rnd = new SplittableRandom(7);
+            long[] refs = new long[500];
+            long[] sizes = new long[500];
+            for (long size : GROWTH) {
+                List<Integer> order = new ArrayList<>();
+                for (int i = 0; i < refs.length; i++) {
+                    order.add(i);
+                }
+                Collections.shuffle(order, new java.util.Random(rnd.nextLong()));
+                for (int i : order) {
+                    long ref = a.allocate(size, BlockAllocator.Kind.VALUE);
+                    if (refs[i] != Refs.NULL) {
+                        a.free(refs[i], sizes[i], BlockAllocator.Kind.VALUE);
+                    }
+                    refs[i] = ref;
+                    sizes[i] = size;
+                }
+            }
+            if (reuse) {
+                assertTrue(a.recycledBlocks() > 50, "recycled " + a.recycledBlocks());
+            }
+            return a.reservedBytes();
+        } finally {
+            a.close();
+        }
+    }
+
+    /**
+     * Sizes that never repeat leave the entries of recycled blocks on lists nobody pops: they are
+     * purged, so their count stays bounded instead of growing with every recycle.
+     */
+    @Test
+    void entriesOfRecycledBlocksDoNotPileUp() {
+        BlockAllocator a = new BlockAllocator(new BlockPool(), BLOCK, 1L << 30);
+        a.reuseWholeBlocks(id -> { });
+        try {
+            long[] refs = new long[300];
+            for (int cycle = 0; cycle < 60; cycle++) {
+                long size = 1000 + 40L * cycle; // a new size class every cycle
+                for (int i = 0; i < refs.length; i++) {
+                    refs[i] = a.allocate(size, BlockAllocator.Kind.VALUE);
+                }
+                for (long ref : refs) {
+                    a.free(ref, size, BlockAllocator.Kind.VALUE);
+                }
+            }
+            assertTrue(a.recycledBlocks() > 100, "recycled " + a.recycledBlocks());
+            assertTrue(a.staleFreeBytes() <= 20 * BLOCK, "stale entries of " + a.staleFreeBytes() + " bytes");
+            assertTrue(a.reservedBytes() <= 20 * BLOCK, "held " + a.reservedBytes());
+        } finally {
+            a.close();
+        }
+    }
+
+    /**
+     * Four threads churn slices whose sizes drift upwards, keys and values, freeing most; each
+     * slice carries a stamp at both ends that is checked when it is freed. A block recycled while
+     * a slice of it was live, or a stale free-list entry handed out, would let a thread carve over
+     * another's slice and fail a check.
+     */
+    @ParameterizedTest(name = "seed={0}")
+    @ValueSource(longs = {101, 202, 303, 404})
+    void concurrentChurnNeverCarvesOverALiveSlice(long firstSeed) throws Exception {
+        BlockAllocator a = new BlockAllocator(new BlockPool(), SMALL_BLOCK, 1L << 30);
+        CopyOnWriteArrayList<Integer> told = new CopyOnWriteArrayList<>();
+        a.reuseWholeBlocks(told::add);
+        int threads = 4;
+        List<List<long[]>> live = new ArrayList<>();
+        Thread[] ts = new Thread[threads];
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        try {
+            for (int t = 0; t < threads; t++) {
+                List<long[]> mine = new ArrayList<>();
+                live.add(mine);
+                long seed = firstSeed + t;
+                long base = (long) t << 40;
+                ts[t] = new Thread(() -> {
+                    try {
+                        SplittableRandom rnd = new SplittableRandom(seed);
+                        BlockAllocator.Kind[] kinds = BlockAllocator.Kind.values();
+                        for (int i = 0; i < 60_000; i++) {
+                            long size = 16 + 4L * rnd.nextInt(10 + i / 200); // 16 B up to 1.2 KB, growing
+                            int kind = rnd.nextInt(2);
+                            long ref = a.allocate(size, kinds[kind]);
+                            stamp(a, ref, size, base + i);
+                            mine.add(new long[] {ref, size, kind, base + i});
+                            while (mine.size() > 50 || (!mine.isEmpty() && rnd.nextInt(10) < 4)) {
+                                long[] gone = mine.remove(rnd.nextInt(mine.size()));
+                                assertStamped(a, gone[0], gone[1], gone[3]);
+                                a.free(gone[0], gone[1], kinds[(int) gone[2]]);
+                            }
+                        }
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                    }
+                });
+                ts[t].start();
+            }
+            for (Thread t : ts) {
+                t.join();
+            }
+            assertNull(failure.get(), () -> "a thread failed: " + failure.get());
+            BlockPoolTest.assertNoneOverlap(live);
+            for (List<long[]> mine : live) {
+                for (long[] s : mine) {
+                    assertStamped(a, s[0], s[1], s[3]);
+                }
+            }
+            assertTrue(a.recycledBlocks() > 100, "recycled " + a.recycledBlocks());
+            assertTrue(told.size() > 50, "reused " + told.size());
+            System.out.println("churn: recycled " + a.recycledBlocks() + ", reused " + told.size() + ", held " + a.reservedBytes());
+            assertTrue(a.reservedBytes() < 160 * SMALL_BLOCK, "held " + a.reservedBytes()); // 200 live slices under 1.2 KB
+        } finally {
+            a.close();
+        }
+    }
+
+    @Test
+    void reuseMustBeSetUpBeforeTheFirstAllocation() {
+        BlockAllocator a = new BlockAllocator(new BlockPool(), BLOCK, 1L << 30);
+        try {
+            a.allocate(100, BlockAllocator.Kind.VALUE);
+            assertThrows(IllegalStateException.class, () -> a.reuseWholeBlocks(id -> { }));
+        } finally {
+            a.close();
+        }
+    }
+}
