@@ -12,6 +12,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
@@ -347,7 +348,7 @@ public final class BlockAllocator {
         if (reuse != null || reserved.get() != 0 || current != null) {
             throw new IllegalStateException("whole-block reuse must be set up before the first allocation");
         }
-        reuse = new WholeBlockReuse(java.util.Objects.requireNonNull(guard, "guard"));
+        reuse = new WholeBlockReuse(Objects.requireNonNull(guard, "guard"));
     }
 
     /**
@@ -377,7 +378,12 @@ public final class BlockAllocator {
         if (exhausted != null) {
             recycleRest(exhausted);
         }
-        reuse.guard.beforeReuse(block.id);
+        try {
+            reuse.guard.beforeReuse(block.id);
+        } catch (RuntimeException | Error e) {
+            reuse.ready.push(block); // still all free: not lost, and retried by the next region
+            throw e;
+        }
         current = new Region(block, new AtomicLong(), block.size());
         if (reuse.staleBytes() > free.sum() + blockSize) {
             purgeStale();

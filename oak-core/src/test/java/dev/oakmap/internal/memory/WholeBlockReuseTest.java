@@ -9,6 +9,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Random;
 import java.util.SplittableRandom;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
@@ -121,7 +122,7 @@ class WholeBlockReuseTest {
                 for (int i = 0; i < refs.length; i++) {
                     order.add(i);
                 }
-                Collections.shuffle(order, new java.util.Random(rnd.nextLong()));
+                Collections.shuffle(order, new Random(rnd.nextLong()));
                 for (int i : order) {
                     long ref = a.allocate(size, BlockAllocator.Kind.VALUE);
                     if (refs[i] != Refs.NULL) {
@@ -225,6 +226,50 @@ class WholeBlockReuseTest {
             assertTrue(told.size() > 50, "reused " + told.size());
             System.out.println("churn: recycled " + a.recycledBlocks() + ", reused " + told.size() + ", held " + a.reservedBytes());
             assertTrue(a.reservedBytes() < 160 * SMALL_BLOCK, "held " + a.reservedBytes()); // 200 live slices under 1.2 KB
+        } finally {
+            a.close();
+        }
+    }
+
+    /** A guard that fails leaves the block ready: the allocation fails, and the next one reuses it. */
+    @Test
+    void aFailingGuardLosesNoBlock() {
+        BlockAllocator a = new BlockAllocator(new BlockPool(), BLOCK, 1L << 30);
+        List<Integer> told = new ArrayList<>();
+        boolean[] fail = {true};
+        a.reuseWholeBlocks(id -> {
+            told.add(id);
+            if (fail[0]) {
+                fail[0] = false;
+                throw new IllegalStateException("guard failed");
+            }
+        });
+        try {
+            List<Long> first = new ArrayList<>();
+            long ref = a.allocate(1000, BlockAllocator.Kind.VALUE);
+            int firstBlock = Refs.blockId(ref);
+            while (Refs.blockId(ref) == firstBlock) {
+                first.add(ref);
+                ref = a.allocate(1000, BlockAllocator.Kind.VALUE);
+            }
+            for (long r : first) {
+                a.free(r, 1000, BlockAllocator.Kind.VALUE);
+            }
+            assertEquals(1, a.recycledBlocks());
+            IllegalStateException failed = null;
+            long reserved = a.reservedBytes();
+            while (failed == null) {
+                try {
+                    a.allocate(1000, BlockAllocator.Kind.VALUE);
+                } catch (IllegalStateException e) {
+                    failed = e;
+                }
+            }
+            assertEquals("guard failed", failed.getMessage());
+            long next = a.allocate(1000, BlockAllocator.Kind.VALUE);
+            assertEquals(firstBlock, Refs.blockId(next), "the block was not reused after the guard failed");
+            assertEquals(List.of(firstBlock, firstBlock), told);
+            assertEquals(reserved, a.reservedBytes());
         } finally {
             a.close();
         }
