@@ -16,6 +16,7 @@ import dev.oakmap.internal.index.ChunkIndex;
 import dev.oakmap.internal.memory.BlockAllocator;
 import dev.oakmap.internal.memory.BlockPool;
 import dev.oakmap.internal.memory.Refs;
+import dev.oakmap.internal.reclaim.OptimisticSlices;
 import dev.oakmap.internal.reclaim.SliceManager;
 import dev.oakmap.internal.wait.HeldLocks;
 
@@ -76,6 +77,12 @@ public final class InternalOakMap<K, V> {
      * {@link Rebalancer}, "Placement"); read once per map. Off by default while it is measured.
      */
     public static final String PLACE_PAIRS_PROPERTY = "oak.placePairs";
+    /**
+     * {@code -Doak.reuseBlocks=false} keeps the allocator from reusing blocks whose slices are all
+     * free as fresh memory (see {@link OptimisticSlices}, "Blocks reused whole"); on by default
+     * where it applies (Nova values, keys not lock-based).
+     */
+    public static final String REUSE_BLOCKS_PROPERTY = "oak.reuseBlocks";
 
     private static final int OK = 0, FROZEN = 1, CONFLICT = 2;
     private static final int COPIED = 0, MOVED = 1, RETRY = 2, DONE = 3;
@@ -128,6 +135,10 @@ public final class InternalOakMap<K, V> {
         this.valueSerializer = valueSerializer;
         this.deserializer = b -> Codec.deserialize(valueSerializer, b);
         this.values = SliceManager.create(valueScheme, allocator, BlockAllocator.Kind.VALUE);
+        if (values instanceof OptimisticSlices optimistic && optimistic.reclaims() && keyScheme != MemoryScheme.LOCK_BASED
+                && !"false".equals(System.getProperty(REUSE_BLOCKS_PROPERTY))) {
+            optimistic.reuseWholeBlocks(); // not with lock-based keys: their headers a stale reference would lock
+        }
         this.liveValues = values::isLive;
         this.index = new ChunkIndex(Chunk.empty(Rebalancer.slotsFor(0, chunkCapacity, rebalanceRatio)));
         this.rebalancer = new Rebalancer(index, keys, values, keyHazards, chunkCapacity, rebalanceRatio,

@@ -139,7 +139,10 @@ final class SliceView implements OakUnscopedBuffer {
         if (index < 0 || size > len || index > len - size) {
             return -1;
         }
-        return values.dataOffset(r) + index;
+        long at = values.dataOffset(r) + index;
+        // a stale reference into a block reused whole may read payload as its length: the access
+        // must then fail validation, not the segment's bounds check
+        return at + size <= s.byteSize() ? at : -1;
     }
 
     /** Called when a bound check failed: throws if the check was made on consistent data. */

@@ -34,7 +34,8 @@ import java.util.concurrent.atomic.LongAdder;
  * freed as, and only from its start; slices never merge. So every position where a slice ever
  * started is still the start of a slice (live or free) of that kind: every value header stays at
  * a fixed address for the life of the map, which the version check of the value managers relies
- * on: a stale reference always finds a header (with a newer version), never somebody's payload.
+ * on: a stale reference always finds a header (with a newer version), never somebody's payload
+ * (blocks reused whole are the exception, with a check of their own: see below).
  * Within that rule a free slice can be cut up, since no slice ever started inside it:
  * <ul>
  * <li>when no free slice of the size asked for is left but the free lists hold more than a
@@ -56,7 +57,8 @@ import java.util.concurrent.atomic.LongAdder;
  * any new block is mapped, so memory freed by one size serves every size. This breaks the rule
  * above (a position that was a slice start may now hold payload), so it is for owners that can
  * tell a reference into a block's old layout from one into its new layout: the allocator tells
- * them ({@link ReuseGuard}) before it hands out the first slice of the new layout. The
+ * them ({@link ReuseGuard}) before it hands out the first slice of the new layout (Nova values do,
+ * with a layout era per block: {@code OptimisticSlices}, "Blocks reused whole"). The
  * bookkeeping, a word per block with its free bytes and a generation that tags its free-list
  * entries, is described in {@link WholeBlockReuse}. Blocks that held a salvaged region keep its
  * tombstone and are never recycled.
@@ -364,9 +366,16 @@ public final class BlockAllocator {
     }
 
     /**
+     * Stale free-list entries, in bytes, that may wait beyond the listed ones before a purge: at
+     * least a block's worth, and not so little that small blocks purge at nearly every recycle
+     * (each purge visits every list with entries).
+     */
+    static final long PURGE_FLOOR = 1L << 20;
+
+    /**
      * Replaces the exhausted region with a recycled block that holds {@code bytes}, if one is
      * ready, telling the guard first; purges stale free-list entries once their bytes outnumber
-     * the listed ones (and a block's worth). Call holding the lock.
+     * the listed ones by {@link #PURGE_FLOOR} or a block, whichever is more. Call holding the lock.
      *
      * @return true if a recycled block became the region
      */
@@ -385,7 +394,7 @@ public final class BlockAllocator {
             throw e;
         }
         current = new Region(block, new AtomicLong(), block.size());
-        if (reuse.staleBytes() > free.sum() + blockSize) {
+        if (reuse.staleBytes() > free.sum() + Math.max(blockSize, PURGE_FLOOR)) {
             purgeStale();
         }
         return true;
@@ -396,10 +405,13 @@ public final class BlockAllocator {
         WholeBlockReuse whole = reuse;
         for (Kind kind : Kind.values()) {
             AtomicReferenceArray<LongStack> lists = smallLists(kind, false);
-            for (int cls = 0; lists != null && cls < SMALL_CLASSES; cls++) {
-                LongStack list = lists.get(cls);
+            long[] marks = smallMarks.get(kind.ordinal());
+            // a list that holds entries has its bit set (see smallMarks): only those are visited
+            for (long cls = lists == null ? -1 : nextMarked(marks, 0, SMALL_CLASSES - 1); cls >= 0;
+                 cls = nextMarked(marks, cls + 1, SMALL_CLASSES - 1)) {
+                LongStack list = lists.get((int) cls);
                 if (list != null && list.size() > 0) {
-                    whole.purged((long) cls * Refs.GRANULE * list.removeIf(whole::isStale));
+                    whole.purged(cls * Refs.GRANULE * list.removeIf(whole::isStale));
                 }
             }
             Map<Long, LongStack> large = largeFree.get(kind.ordinal());
@@ -409,6 +421,11 @@ public final class BlockAllocator {
                 }
             }
         }
+    }
+
+    /** @return true if blocks whose slices are all free are reused whole ({@link #reuseWholeBlocks}) */
+    public boolean reusesWholeBlocks() {
+        return reuse != null;
     }
 
     /** For tests: how many blocks were recycled whole (0 without {@link #reuseWholeBlocks}). */

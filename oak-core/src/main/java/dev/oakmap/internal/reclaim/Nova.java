@@ -2,6 +2,7 @@ package dev.oakmap.internal.reclaim;
 
 import dev.oakmap.internal.memory.BlockAllocator;
 import dev.oakmap.internal.memory.Refs;
+import dev.oakmap.internal.wait.Backoff;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -194,6 +195,34 @@ public final class Nova {
             }
         }
         return null;
+    }
+
+    /**
+     * Advances the era, so that slices allocated from now on get a version that no earlier
+     * reference carries.
+     *
+     * @return the version slices allocated from now on get at least (see {@link #version()})
+     */
+    int advanceEra() {
+        era.incrementAndGet();
+        return version();
+    }
+
+    /**
+     * Waits until no writer announces a slice of block {@code blockId}: called after the block's
+     * layout era was published (a volatile store before these volatile loads), so that every
+     * writer that announced before reading it has withdrawn, and later ones see the era.
+     */
+    void awaitWritersOutside(int blockId) {
+        for (Participant p : participants) { // volatile read of the array, after the caller's store
+            for (int spins = 0; inBlock((long) ANNOUNCED.getVolatile(p), blockId); spins++) {
+                Backoff.pause(spins); // a writer between its announcement and its check
+            }
+        }
+    }
+
+    private static boolean inBlock(long announced, int blockId) {
+        return announced != Refs.NULL && Refs.blockId(announced) == blockId;
     }
 
     /** @return the version for a slice allocated now: the era, in the 27 bits a reference holds (never 0) */

@@ -8,6 +8,7 @@ import dev.oakmap.internal.memory.Refs;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
@@ -50,7 +51,7 @@ import java.lang.invoke.VarHandle;
  *     its era and finding no writer announcing it; a reallocated slice gets the new era as its
  *     version, so every stale reference fails its version check. Headers never move: the
  *     allocator reuses a slice only from its start and as the same kind (whole, or split for a
- *     smaller size: see {@code BlockAllocator}).
+ *     smaller size: see {@code BlockAllocator}), except in blocks reused whole (below).
  * <li><b>Move</b> (the rebalancer laying pairs out in key order): CAS MOVING into a live word with
  *     an even sequence (a slice being written is not moved: the mover never waits for user code),
  *     copy the bytes, and later either store DELETED with release semantics and retire the slice
@@ -58,7 +59,26 @@ import java.lang.invoke.VarHandle;
  *     or restore the word as it was (abandoned; readers that began before the move still
  *     validate, those that began during it read again).
  * </ul>
- * Versions (the 27 bits of a reference's aux field, kept in a 28-bit field) wrap after 2^27
+ * <h2>Blocks reused whole ({@link #reuseWholeBlocks})</h2>
+ * With Nova, the allocator may hand out a block whose slices were all freed as fresh memory
+ * ({@code BlockAllocator}, "Whole free blocks"). Its old headers may then lie under another
+ * slice's payload, which can imitate a live state word; so before the block is carved again,
+ * {@link #beforeReuse} advances Nova's era and publishes it as the block's <em>layout era</em>
+ * (a volatile store), then waits until no writer announces a slice in the block. A reference
+ * whose version is below its block's layout era is not live: {@link #liveToken} and
+ * {@link #readBegin} check after reading the word, {@link #readEnd} after re-reading it (the
+ * bytes read before were then possibly another slice's: the read fails and the reader retries or
+ * reports GONE, as with a torn read), and {@link #lockWrite} after announcing, before its CAS:
+ * either the writer sees the era and reports GONE, or the recycler sees the announcement and
+ * waits until the writer, which can only find its slice deleted, withdraws. {@link #beginMove}
+ * announces and checks the same way before its CAS. A reader that took
+ * payload for a header may read a length of any value before {@link #readEnd} fails: every
+ * optimistic read path treats an out-of-bounds access, or any exception from the bytes, as part
+ * of the read, judged by {@link #readEnd}. Slices allocated after the publication get at least
+ * that era as their version (the version is read after the allocation). The check is wrap-aware
+ * over a window of 2^26 eras.
+ *
+ * <p>Versions (the 27 bits of a reference's aux field, kept in a 28-bit field) wrap after 2^27
  * eras; a reference held across that many reclamation rounds could be fooled, which we accept.
  * Write sequences wrap after 2^33 writes, far more than can happen during one read.
  */
@@ -72,6 +92,12 @@ public final class OptimisticSlices extends SliceManager {
 
     /** Null for grow-only: deleted slices stay deleted. */
     private final Nova nova;
+    /**
+     * Each block's layout era (0: never reused), or null while blocks are not reused whole. Set
+     * once, before the first allocation.
+     */
+    private int[] layouts;
+    private static final VarHandle LAYOUT = MethodHandles.arrayElementVarHandle(int[].class);
 
     OptimisticSlices(BlockAllocator allocator, BlockAllocator.Kind kind, Nova nova) {
         super(allocator, kind);
@@ -79,6 +105,41 @@ public final class OptimisticSlices extends SliceManager {
     }
 
     @Override public MemoryScheme scheme() { return nova == null ? MemoryScheme.GROW_ONLY : MemoryScheme.NOVA; }
+
+    /**
+     * Lets the allocator reuse blocks whose slices are all free as fresh memory (see "Blocks
+     * reused whole"). Only for Nova values, and only where every other slice in the allocator's
+     * blocks is validated without its bytes (Nova keys, checked through their chunk). Call before
+     * the first allocation.
+     */
+    public void reuseWholeBlocks() {
+        if (nova == null) {
+            throw new IllegalStateException("only Nova values can live in reused blocks");
+        }
+        layouts = new int[Refs.MAX_BLOCK_ID + 1];
+        allocator.reuseWholeBlocks(this::beforeReuse);
+    }
+
+    /** The allocator's guard: see "Blocks reused whole". */
+    private void beforeReuse(int blockId) {
+        int era = nova.advanceEra();
+        LAYOUT.setVolatile(layouts, blockId, era); // before the announcements are read
+        nova.awaitWritersOutside(blockId);
+    }
+
+    /**
+     * @return true if {@code ref} points into an earlier layout of a block reused whole (an
+     *     acquire load, after the caller's read of the state word)
+     */
+    private boolean staleLayout(long ref) {
+        int[] l = layouts;
+        if (l == null) {
+            return false;
+        }
+        int era = (int) LAYOUT.getAcquire(l, Refs.blockId(ref));
+        int behind = (era - Refs.aux(ref)) & Refs.MAX_AUX; // how many eras the version lags the layout
+        return era != 0 && behind != 0 && behind < 1 << 26;
+    }
 
     @Override public boolean reclaims() { return nova != null; }
 
@@ -156,7 +217,7 @@ public final class OptimisticSlices extends SliceManager {
     @Override
     public long liveToken(long ref) {
         long h = (long) STATE.getAcquire(allocator.segment(ref), stateOffset(ref));
-        if (!liveFor(h, ref)) {
+        if (!liveFor(h, ref) || staleLayout(ref)) {
             return GONE;
         }
         return writing(h) ? NO_TOKEN : h;
@@ -168,7 +229,7 @@ public final class OptimisticSlices extends SliceManager {
         long off = stateOffset(ref);
         for (int spins = 0; ; spins++) {
             long h = (long) STATE.getAcquire(seg, off);
-            if (!liveFor(h, ref)) {
+            if (!liveFor(h, ref) || staleLayout(ref)) {
                 return GONE;
             }
             if (!writing(h)) {
@@ -183,7 +244,7 @@ public final class OptimisticSlices extends SliceManager {
 
     @Override
     public boolean readEnd(MemorySegment segment, long ref, long token) {
-        return stateUnchanged(segment, ref, token);
+        return stateUnchanged(segment, ref, token) && !staleLayout(ref); // the era after the re-read
     }
 
     @Override
@@ -191,7 +252,11 @@ public final class OptimisticSlices extends SliceManager {
         MemorySegment seg = allocator.segment(ref);
         long off = stateOffset(ref);
         if (nova != null) {
-            nova.announce(ref);
+            nova.announce(ref); // a full fence: the layout era below is read after it
+        }
+        if (staleLayout(ref)) { // else a recycler of its block waits for this writer's withdrawal
+            withdraw(ref);
+            return GONE;
         }
         for (int spins = 0; ; spins++) {
             long h = (long) STATE.getAcquire(seg, off);
@@ -251,18 +316,28 @@ public final class OptimisticSlices extends SliceManager {
     public long beginMove(long ref) {
         MemorySegment seg = allocator.segment(ref);
         long off = stateOffset(ref);
-        while (true) {
-            long h = (long) STATE.getAcquire(seg, off);
-            if (!liveFor(h, ref)) {
+        if (nova != null) {
+            nova.announce(ref); // as lockWrite: its CAS must not reach a block reused meanwhile
+        }
+        try {
+            if (staleLayout(ref)) {
                 return GONE;
             }
-            if (writing(h) || (h & MOVING) != 0) {
-                return BUSY;
+            while (true) {
+                long h = (long) STATE.getAcquire(seg, off);
+                if (!liveFor(h, ref)) {
+                    return GONE;
+                }
+                if (writing(h) || (h & MOVING) != 0) {
+                    return BUSY;
+                }
+                // the CAS orders the copy's reads after it, and after the last writer's release
+                if (STATE.compareAndSet(seg, off, h, h | MOVING)) {
+                    return h | MOVING; // a moving slice is live: its block is not reused until endMove
+                }
             }
-            // the CAS orders the copy's reads after it, and after the last writer's release
-            if (STATE.compareAndSet(seg, off, h, h | MOVING)) {
-                return h | MOVING;
-            }
+        } finally {
+            withdraw(ref);
         }
     }
 

@@ -161,7 +161,9 @@ class WholeBlockReuseTest {
                 }
             }
             assertTrue(a.recycledBlocks() > 100, "recycled " + a.recycledBlocks());
-            assertTrue(a.staleFreeBytes() <= 20 * BLOCK, "stale entries of " + a.staleFreeBytes() + " bytes");
+            // without purges, about 30 MB by now
+            assertTrue(a.staleFreeBytes() <= BlockAllocator.PURGE_FLOOR + 20 * BLOCK,
+                    "stale entries of " + a.staleFreeBytes() + " bytes");
             assertTrue(a.reservedBytes() <= 20 * BLOCK, "held " + a.reservedBytes());
         } finally {
             a.close();

@@ -65,7 +65,11 @@ public class SliceReuseLincheckTest {
     /** @return the cell's counter, read optimistically and validated, or -1 if the cell is gone */
     @Operation
     public long read(@Param(name = "cell") int cell) {
-        long ref = cells[cell];
+        return readCounter(slices, cells[cell]);
+    }
+
+    /** @return the counter in slice {@code ref}, read optimistically and validated, or -1 if it is gone */
+    static long readCounter(SliceManager slices, long ref) {
         while (true) {
             long token = slices.readBegin(ref);
             if (token == SliceManager.GONE) {
@@ -82,7 +86,11 @@ public class SliceReuseLincheckTest {
     /** @return the cell's counter after an increment under the write lock, or -1 if it is gone */
     @Operation
     public long increment(@Param(name = "cell") int cell) {
-        long ref = cells[cell];
+        return incrementCounter(slices, cells[cell]);
+    }
+
+    /** @return the counter in slice {@code ref} after an increment under its write lock, or -1 if it is gone */
+    static long incrementCounter(SliceManager slices, long ref) {
         long locked = slices.lockWrite(ref);
         if (locked == SliceManager.GONE) {
             return -1;
