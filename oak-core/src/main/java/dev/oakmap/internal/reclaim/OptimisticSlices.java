@@ -316,7 +316,8 @@ public final class OptimisticSlices extends SliceManager {
     public long beginMove(long ref) {
         MemorySegment seg = allocator.segment(ref);
         long off = stateOffset(ref);
-        if (nova != null) {
+        boolean announced = layouts != null; // only a block reused whole needs it
+        if (announced) {
             nova.announce(ref); // as lockWrite: its CAS must not reach a block reused meanwhile
         }
         try {
@@ -337,7 +338,9 @@ public final class OptimisticSlices extends SliceManager {
                 }
             }
         } finally {
-            withdraw(ref);
+            if (announced) {
+                nova.withdraw(ref);
+            }
         }
     }
 

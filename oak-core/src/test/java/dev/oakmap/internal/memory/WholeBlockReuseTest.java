@@ -30,6 +30,10 @@ class WholeBlockReuseTest {
     /** Blocks for the concurrent churn, small so that they empty often. */
     private static final long SMALL_BLOCK = 1 << 13;
 
+    /**
+     * The stamps' layout: plain reads and writes at slice offsets, which are 4-aligned only. This
+     * test makes no atomic access to off-heap memory (atomic words must be 8-aligned).
+     */
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
 
     /** Writes {@code stamp} at both ends of slice {@code ref} of {@code size} bytes. */

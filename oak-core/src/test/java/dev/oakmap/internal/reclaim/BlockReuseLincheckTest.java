@@ -112,23 +112,10 @@ public class BlockReuseLincheckTest {
         return v;
     }
 
-    /** The sequential specification. */
-    public static class Spec {
-        private final long[] values = {10, 20};
-        private final boolean[] deleted = new boolean[2];
-
-        public long read(int cell) {
-            return deleted[cell] ? -1 : values[cell];
-        }
-
-        public long increment(int cell) {
-            return deleted[cell] ? -1 : ++values[cell];
-        }
-
+    /** The sequential specification: {@link SliceReuseLincheckTest}'s, the reuse adding nothing visible. */
+    public static class Spec extends SliceReuseLincheckTest.Spec {
         public boolean deleteAndReuse(int cell) {
-            boolean won = !deleted[cell];
-            deleted[cell] = true;
-            return won;
+            return delete(cell);
         }
     }
 
