@@ -30,6 +30,21 @@ public final class Block {
         MemorySegment mapped = slotted ? NativeMemory.mapSlot(id, size, arena, populate, huge)
                 : NativeMemory.map(size, arena, populate, huge);
         this.segment = mapped != null ? mapped : arena.allocate(size, 4096);
+        this.mappedHere = mapped != null;
+    }
+
+    /** Whether this class mapped the block itself (rather than {@link Arena#allocate}): its pages can be discarded. */
+    private final boolean mappedHere;
+
+    /**
+     * Gives the block's pages back to the OS, keeping it mapped: it reads as zeros afterwards
+     * and its pages fault in again on first write. Only for a block nobody uses, and only where
+     * this class mapped it.
+     *
+     * @return false if nothing was given back (the block came from {@link Arena#allocate})
+     */
+    boolean discardPages() {
+        return mappedHere && NativeMemory.discardPages(segment);
     }
 
     /** @return the block size in bytes */

@@ -361,7 +361,7 @@ public final class BlockAllocator {
         MemorySegment seg = segments[blockId];
         if (seg != null && whole.tryRecycle(blockId, word, seg.byteSize())) {
             free.add(-seg.byteSize());
-            whole.ready.push(pool.block(blockId));
+            whole.offer(pool.block(blockId));
         }
     }
 
@@ -390,7 +390,7 @@ public final class BlockAllocator {
         try {
             reuse.guard.beforeReuse(block.id);
         } catch (RuntimeException | Error e) {
-            reuse.ready.push(block); // still all free: not lost, and retried by the next region
+            reuse.offer(block); // still all free: not lost, and retried by the next region
             throw e;
         }
         current = new Region(block, new AtomicLong(), block.size());
@@ -499,6 +499,82 @@ public final class BlockAllocator {
     public boolean fewFreeSlices() {
         return free.sum() <= used.sum() / 8;
     }
+
+    /**
+     * Whether {@code bytes} of fresh memory may be taken to relocate live slices (which are then
+     * freed), for a pass that lays a whole map out anew: blocks recycled whole and waiting cover
+     * them, or the blocks held afterwards stay within the capacity and within
+     * {@link #RELOCATION_HEADROOM} times the bytes in use plus two blocks. A pass over a map laid
+     * out at random empties no old block before it is nearly over: at its end the map holds its
+     * old blocks (the bytes in use and their fragmentation) and the copies. The blocks it empties
+     * are then the fresh memory of the next pass. Only with {@link #reusesWholeBlocks()}
+     * (otherwise false).
+     */
+    public boolean roomToRelocate(long bytes) {
+        WholeBlockReuse whole = reuse;
+        if (whole == null) {
+            return false;
+        }
+        long ready = whole.readyBytes();
+        if (bytes <= ready) {
+            return true;
+        }
+        long held = reserved.get() + bytes - ready;
+        return held <= capacity && held <= (long) (RELOCATION_HEADROOM * used.sum()) + 2 * blockSize;
+    }
+
+    /**
+     * Gives back to the OS the pages of recycled blocks waiting for a region beyond {@code keep}
+     * bytes, oldest first: after a relocation pass they are as large as the old layout was, and
+     * the map keeps them (for its next regions) but need not keep their memory. The guard is told
+     * first, as before a reuse: the discarded pages read as zeros, a state word that a stale
+     * reference whose version is 0 (eras wrap) would otherwise take for its live header; after the
+     * guard, every reference into the block is older than its layout. Does nothing where blocks
+     * came from {@link java.lang.foreign.Arena#allocate} (no native access).
+     *
+     * @return how many blocks were discarded
+     */
+    public int discardSurplusBlocks(long keep) {
+        WholeBlockReuse whole = reuse;
+        if (whole == null || whole.readyBytes() - whole.discardedBytes() <= keep) {
+            return 0; // the usual case, without the lock
+        }
+        return discardSurplus(whole, keep);
+    }
+
+    private synchronized int discardSurplus(WholeBlockReuse whole, long keep) {
+        if (closed || !NativeMemory.available()) {
+            return 0;
+        }
+        int n = 0;
+        for (Block b; (b = whole.takeSurplus(keep)) != null; n++) {
+            try {
+                whole.guard.beforeReuse(b.id);
+            } catch (RuntimeException | Error e) {
+                whole.offer(b); // still all free: not lost
+                throw e;
+            }
+            if (!b.discardPages()) {
+                whole.offer(b); // committed still: waits for a region as before
+                break;
+            }
+            whole.offerDiscarded(b);
+        }
+        return n;
+    }
+
+    /** @return bytes of recycled blocks whose pages were given back to the OS ({@link #discardSurplusBlocks}) */
+    public long discardedBytes() {
+        WholeBlockReuse whole = reuse;
+        return whole == null ? 0 : whole.discardedBytes();
+    }
+
+    /**
+     * Blocks held for relocation ({@link #roomToRelocate}), as a multiple of the bytes in use:
+     * twice for the originals and their copies, and a quarter for the old blocks' fragmentation.
+     * With less, a pass that had moved most pairs would stop, with no old block empty, for good.
+     */
+    static final double RELOCATION_HEADROOM = 2.25;
 
     /**
      * @return the bytes a slice of {@code size} bytes takes: at least 8, rounded up to
@@ -631,6 +707,11 @@ public final class BlockAllocator {
         return closed ? 0 : used.sum();
     }
 
+    /** @return the size of the blocks this allocator maps (the first ones may be smaller) */
+    public long blockSize() {
+        return blockSize;
+    }
+
     /** @return the configured capacity in bytes */
     public long capacity() {
         return capacity;
@@ -665,7 +746,7 @@ public final class BlockAllocator {
             spare = null;
         }
         if (reuse != null) {
-            reuse.ready.clear(); // owned blocks, released below
+            reuse.dropReady(); // owned blocks, released below
         }
         for (Block b : owned) {
             pool.release(b);

@@ -212,6 +212,20 @@ final class NativeMemory {
         int ignored = (int) MADVISE.invokeExact(addr, size, MADV_POPULATE_WRITE);
     }
 
+    /**
+     * Gives the pages of {@code mapped}, a range {@link #map} or {@link #mapSlot} returned, back
+     * to the OS, leaving it mapped (it reads as zeros afterwards).
+     *
+     * @return false if the kernel refused
+     */
+    static boolean discardPages(MemorySegment mapped) {
+        try {
+            return (int) MADVISE.invokeExact(mapped, mapped.byteSize(), MADV_DONTNEED) == 0;
+        } catch (Throwable t) {
+            return false;
+        }
+    }
+
     /** A slot's cleanup action: gives the pages back to the OS, leaving the range mapped. */
     private static void discard(MemorySegment base, long size) {
         try {

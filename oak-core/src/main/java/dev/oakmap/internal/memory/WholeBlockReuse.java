@@ -54,8 +54,20 @@ final class WholeBlockReuse {
 
     private final long[] words = new long[Refs.MAX_BLOCK_ID + 1];
     final BlockAllocator.ReuseGuard guard;
-    /** Recycled blocks waiting to become a region (lock-free: the free path takes no allocator lock). */
-    final ConcurrentLinkedDeque<Block> ready = new ConcurrentLinkedDeque<>();
+    /**
+     * Recycled blocks waiting to become a region (lock-free: the free path takes no allocator
+     * lock). Added to by {@link #offer}, taken from by {@link #takeReady}.
+     */
+    private final ConcurrentLinkedDeque<Block> ready = new ConcurrentLinkedDeque<>();
+    /** Bytes of the blocks on {@link #ready} and {@link #discarded}; read racily, as an estimate. */
+    private final LongAdder readyBytes = new LongAdder();
+    /**
+     * Recycled blocks whose pages were given back to the OS ({@link BlockAllocator#discardSurplusBlocks}),
+     * taken after those of {@link #ready}. Added to and taken from holding the allocator's lock.
+     */
+    private final ConcurrentLinkedDeque<Block> discarded = new ConcurrentLinkedDeque<>();
+    /** Bytes of the blocks on {@link #discarded}. */
+    private final LongAdder discardedBytes = new LongAdder();
     /** Bytes of stale entries still on the free lists. */
     private final LongAdder stale = new LongAdder();
     private final LongAdder recycled = new LongAdder();
@@ -147,14 +159,72 @@ final class WholeBlockReuse {
         return recycled.sum();
     }
 
-    /** @return a recycled block of at least {@code bytes} bytes, taken off {@link #ready}, or null */
+    /** Puts all-free block {@code b} on {@link #ready}, for the next region. */
+    void offer(Block b) {
+        readyBytes.add(b.size());
+        ready.push(b);
+    }
+
+    /** @return bytes of recycled blocks waiting for a region (an estimate while they come and go) */
+    long readyBytes() {
+        return readyBytes.sum();
+    }
+
+    /** @return bytes of recycled blocks waiting whose pages were given back to the OS */
+    long discardedBytes() {
+        return discardedBytes.sum();
+    }
+
+    /** Forgets the ready blocks (the allocator is closing and releases every block it owns). */
+    void dropReady() {
+        ready.clear();
+        discarded.clear();
+        readyBytes.reset();
+        discardedBytes.reset();
+    }
+
+    /**
+     * @return a recycled block of at least {@code bytes} bytes, taken off {@link #ready} (or, if
+     *     none is there, off {@link #discarded}), or null
+     */
     Block takeReady(long bytes) {
-        for (Iterator<Block> it = ready.iterator(); it.hasNext(); ) {
+        Block b = takeFrom(ready, bytes);
+        if (b == null && (b = takeFrom(discarded, bytes)) != null) {
+            discardedBytes.add(-b.size());
+        }
+        return b;
+    }
+
+    private Block takeFrom(ConcurrentLinkedDeque<Block> blocks, long bytes) {
+        for (Iterator<Block> it = blocks.iterator(); it.hasNext(); ) {
             Block b = it.next();
-            if (b.size() >= bytes && ready.removeFirstOccurrence(b)) {
+            if (b.size() >= bytes && blocks.removeFirstOccurrence(b)) {
+                readyBytes.add(-b.size());
                 return b;
             }
         }
         return null;
+    }
+
+    /**
+     * @return the block that waited longest on {@link #ready}, taken off it, if the ready blocks
+     *     whose pages are still committed hold more than {@code keep} bytes; else null
+     */
+    Block takeSurplus(long keep) {
+        if (readyBytes.sum() - discardedBytes.sum() <= keep) {
+            return null;
+        }
+        Block b = ready.pollLast(); // offer pushes at the head
+        if (b != null) {
+            readyBytes.add(-b.size());
+        }
+        return b;
+    }
+
+    /** Puts all-free block {@code b}, whose pages were given back, on {@link #discarded}. */
+    void offerDiscarded(Block b) {
+        readyBytes.add(b.size());
+        discardedBytes.add(b.size());
+        discarded.push(b);
     }
 }

@@ -143,6 +143,13 @@ public final class OptimisticSlices extends SliceManager {
 
     @Override public boolean reclaims() { return nova != null; }
 
+    @Override
+    public void reclaimNow() {
+        if (nova != null) {
+            nova.reclaimNow();
+        }
+    }
+
     /** @return the reclaimer, or null (grow-only) */
     public Nova nova() { return nova; }
 

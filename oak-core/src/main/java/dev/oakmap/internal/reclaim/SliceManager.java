@@ -80,6 +80,15 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
     /** @return true if deleted slices may be reused while the map lives (so stale reads can happen) */
     public abstract boolean reclaims();
 
+    /**
+     * Returns the deleted slices that no operation can still reach to the allocator now, rather
+     * than once enough of them have piled up (a reclaiming scheme batches them): after a pass
+     * that deleted many at once, so that the blocks they lie in can empty. Does nothing where
+     * deletions are not deferred.
+     */
+    public void reclaimNow() {
+    }
+
     /** @return bytes before the data in every slice of this manager */
     public int headerBytes() {
         return HEADER_BYTES;

@@ -291,4 +291,106 @@ class WholeBlockReuseTest {
             a.close();
         }
     }
+
+    /**
+     * The headroom rule of passes that relocate live slices ({@link BlockAllocator#roomToRelocate}):
+     * never without whole-block reuse; within the capacity and {@link BlockAllocator#RELOCATION_HEADROOM}
+     * times the bytes in use plus two blocks, to the byte; and always for what recycled blocks
+     * waiting for a region cover.
+     */
+    @Test
+    void roomToRelocateBoundsTheBlocksHeldAndCountsRecycledOnes() {
+        BlockAllocator plain = new BlockAllocator(new BlockPool(), BLOCK, 1L << 30);
+        try {
+            plain.allocate(1000, BlockAllocator.Kind.VALUE);
+            assertTrue(!plain.roomToRelocate(1), "relocation without whole-block reuse");
+        } finally {
+            plain.close();
+        }
+        BlockAllocator a = new BlockAllocator(new BlockPool(), BLOCK, 1L << 30);
+        a.reuseWholeBlocks(id -> { });
+        try {
+            while (a.reservedBytes() < 4 * BLOCK) {
+                a.allocate(1000, BlockAllocator.Kind.VALUE);
+            }
+            long limit = (long) (BlockAllocator.RELOCATION_HEADROOM * a.usedBytes()) + 2 * BLOCK - a.reservedBytes();
+            assertTrue(limit > 0);
+            assertTrue(a.roomToRelocate(limit), "within the bound");
+            assertTrue(!a.roomToRelocate(limit + 1), "past the bound");
+        } finally {
+            a.close();
+        }
+        BlockAllocator full = new BlockAllocator(new BlockPool(), BLOCK, 4 * BLOCK);
+        full.reuseWholeBlocks(id -> { });
+        try {
+            List<Long> refs = new ArrayList<>();
+            while (full.reservedBytes() < 4 * BLOCK) {
+                refs.add(full.allocate(1000, BlockAllocator.Kind.VALUE));
+            }
+            assertTrue(!full.roomToRelocate(1), "past the capacity");
+            int first = Refs.blockId(refs.getFirst());
+            for (long ref : refs) {
+                if (Refs.blockId(ref) == first) {
+                    full.free(ref, 1000, BlockAllocator.Kind.VALUE);
+                }
+            }
+            assertEquals(1, full.recycledBlocks());
+            assertTrue(full.roomToRelocate(BLOCK), "a recycled block waits");
+            assertTrue(!full.roomToRelocate(BLOCK + 1), "past the recycled block and the capacity");
+        } finally {
+            full.close();
+        }
+    }
+
+    /**
+     * Surplus recycled blocks give their pages back ({@link BlockAllocator#discardSurplusBlocks}):
+     * the guard is told first, the block then reads as zeros, it is still the next region's before
+     * a new block is mapped, and the guard is told again then. Without native access nothing is
+     * discarded and the block waits as before.
+     */
+    @Test
+    void surplusRecycledBlocksGiveTheirPagesBackAndAreStillReused() {
+        BlockAllocator a = new BlockAllocator(new BlockPool(), BLOCK, 1L << 30);
+        List<Integer> told = new ArrayList<>();
+        a.reuseWholeBlocks(told::add);
+        try {
+            List<Long> refs = new ArrayList<>();
+            while (a.reservedBytes() < 3 * BLOCK) {
+                long ref = a.allocate(1000, BlockAllocator.Kind.VALUE);
+                stamp(a, ref, 1000, 77);
+                refs.add(ref);
+            }
+            int first = Refs.blockId(refs.getFirst());
+            long firstRef = refs.getFirst();
+            for (long ref : refs) {
+                if (Refs.blockId(ref) == first) {
+                    a.free(ref, 1000, BlockAllocator.Kind.VALUE);
+                }
+            }
+            assertEquals(1, a.recycledBlocks());
+            assertEquals(0, a.discardSurplusBlocks(BLOCK), "one block waits: no surplus over one block");
+            int discarded = a.discardSurplusBlocks(0);
+            if (!NativeMemory.available()) {
+                assertEquals(0, discarded);
+                assertEquals(0, a.discardedBytes());
+                return;
+            }
+            assertEquals(1, discarded);
+            assertEquals(List.of(first), told, "the guard is told before the pages go");
+            assertEquals(BLOCK, a.discardedBytes());
+            assertEquals(0L, a.segment(firstRef).get(LONG, Refs.offset(firstRef)), "the discarded block reads as zeros");
+            assertEquals(0, a.discardSurplusBlocks(0), "a discarded block is not discarded again");
+            long reserved = a.reservedBytes();
+            while (told.size() < 2) { // past the current block, into the discarded one
+                long ref = a.allocate(1000, BlockAllocator.Kind.VALUE);
+                stamp(a, ref, 1000, 78);
+                assertStamped(a, ref, 1000, 78);
+            }
+            assertEquals(List.of(first, first), told);
+            assertEquals(reserved, a.reservedBytes(), "a new block was mapped while a discarded one waited");
+            assertEquals(0, a.discardedBytes());
+        } finally {
+            a.close();
+        }
+    }
 }
