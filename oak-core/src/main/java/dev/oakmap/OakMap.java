@@ -161,7 +161,7 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
     static <K, V> OakMap<K, V> create(OakMapBuilder<K, V> b) {
         InternalOakMap<K, V> internal = new InternalOakMap<>(b.keySerializer, b.valueSerializer, b.comparator,
                 b.memoryCapacity, b.blockSize, b.chunkCapacity, b.rebalanceRatio, b.keyMemory, b.valueMemory,
-                b.placePairs);
+                b.placePairs, b.placeOnScans);
         return new OakMap<>(internal, b.comparator, null, false, null, false, false);
     }
 

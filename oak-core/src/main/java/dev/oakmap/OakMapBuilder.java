@@ -55,6 +55,11 @@ public final class OakMapBuilder<K, V> {
      * {@code -Doak.placePairs=true}; tests in this package turn it on per map).
      */
     boolean placePairs = Boolean.getBoolean(InternalOakMap.PLACE_PAIRS_PROPERTY);
+    /**
+     * Not public yet: whether scans ask for the chunks they find scattered to be laid out anew in
+     * key order (off unless {@code -Doak.placeOnScans=true}; tests in this package turn it on per map).
+     */
+    boolean placeOnScans = Boolean.getBoolean(InternalOakMap.PLACE_ON_SCANS_PROPERTY);
 
     /**
      * Creates a builder with the given key and value handling and the default settings.

@@ -36,7 +36,7 @@ class PlacementTest {
         return b.build();
     }
 
-    private static List<Integer> shuffled(int from, int to, int step, Random rnd) {
+    static List<Integer> shuffled(int from, int to, int step, Random rnd) {
         List<Integer> keys = new ArrayList<>();
         for (int k = from; k < to; k += step) {
             keys.add(k);
@@ -178,7 +178,7 @@ class PlacementTest {
     private static final int STREAMS = 8;
 
     /** @return true if the key of sorted entry {@code ei} lies near that of one of the {@link #STREAMS} before it */
-    private static boolean nearARecentKey(Chunk c, int ei) {
+    static boolean nearARecentKey(Chunk c, int ei) {
         long z = c.keyRef(ei);
         for (int j = Math.max(1, ei - STREAMS); j < ei; j++) {
             long a = c.keyRef(j);

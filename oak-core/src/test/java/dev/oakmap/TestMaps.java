@@ -54,6 +54,16 @@ final class TestMaps {
                 OakCommonTypes.LONG_COMPARATOR).memoryCapacity(256L << 20).chunkCapacity(chunk).build();
     }
 
+    /**
+     * @return whether blocks are mapped by the map itself (Linux, native access enabled, and not
+     *     turned off with {@code -Doak.hugePages=false}), so that their pages can be given back
+     */
+    static boolean nativeAccess() {
+        return OakMap.class.getModule().isNativeAccessEnabled()
+                && System.getProperty("os.name", "").toLowerCase().contains("linux")
+                && !"false".equalsIgnoreCase(System.getProperty("oak.hugePages"));
+    }
+
     /** @return the iteration multiplier from {@code oak.stress.scale} (default 1) */
     static int scale() {
         return Math.max(1, Integer.getInteger("oak.stress.scale", 1));

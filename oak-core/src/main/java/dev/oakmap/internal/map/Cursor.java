@@ -90,6 +90,15 @@ import java.util.Arrays;
  * memory (keys inserted in order), the hardware prefetchers already stream the lines in, and the
  * touches would only wait for them: the cursor scores how far apart the pairs it returns lie
  * ({@link #noteLayout}) and looks ahead only while they are scattered ({@link #scattered}).
+ *
+ * <h2>Asking for placement</h2>
+ * Where the map places on request ({@link Rebalancer}, "Placement on request"), the same score
+ * is kept per chunk: a scan that leaves a chunk after at least {@link #PLACE_MIN_STEPS} mappings
+ * of it, most of them far from the one before, asks for that chunk to be laid out anew in key
+ * order ({@link InternalOakMap#placeScattered}), once its new position is set (so the request
+ * replaces only a chunk the cursor is done with, and the cursor meets a replaced chunk the way it
+ * meets any concurrent rebalance). The scanning thread pays the copy, once per chunk; a request
+ * made while another rebalance runs is dropped, not waited on.
  */
 public final class Cursor<K, V> {
     private final InternalOakMap<K, V> map;
@@ -230,6 +239,7 @@ public final class Cursor<K, V> {
         this.hiInclusive = hiInclusive;
         this.descending = descending;
         this.lookAhead = AHEAD > 0 && map.scansLookAhead();
+        this.placesOnScans = lookAhead && map.placesOnScans();
         this.touchesByPosition = valueSlices.touchesByPosition() && keySlices.touchesByPosition();
     }
 
@@ -424,6 +434,7 @@ public final class Cursor<K, V> {
         Chunk n = chunk.nextChunk;
         if (!chunk.isReleased() && (n == null || !n.isReleased())) {
             if (n == null) {
+                leaveLastChunk();
                 return false;
             }
             startAtHead(n);
@@ -639,6 +650,43 @@ public final class Cursor<K, V> {
         lastKeyAt = k;
         lastValueAt = v;
         scatter = far ? Math.min(scatter + 1, SCATTER_MAX) : Math.max(scatter - 1, 0);
+        chunkSteps++;
+        if (far) {
+            chunkFar++;
+        }
+    }
+
+    /**
+     * At an end of the map: the scan leaves the chunk it ends in, which it may ask to be placed
+     * like any other (see "Asking for placement"); else scans in one direction would never place
+     * the chunk at that end, and its pairs alone would keep every old block from emptying.
+     */
+    private void leaveLastChunk() {
+        if (placesOnScans && layoutChunk != null) {
+            Chunk toPlace = enterLayoutChunk(null);
+            if (toPlace != null) {
+                map.placeScattered(toPlace);
+            }
+        }
+    }
+
+    /**
+     * Starts counting the layout of chunk {@code c}'s mappings (null: of none, the scan ended).
+     *
+     * @return the chunk the scan leaves, if it should be laid out anew (see "Asking for
+     *     placement"), else null
+     */
+    private Chunk enterLayoutChunk(Chunk c) {
+        Chunk left = layoutChunk;
+        boolean scatteredChunk = placesOnScans && left != null
+                && (PLACE_MIN_STEPS == 0 || (chunkSteps >= PLACE_MIN_STEPS && 2 * chunkFar > chunkSteps));
+        layoutChunk = c;
+        chunkSteps = 0;
+        chunkFar = 0;
+        if (placesOnScans && !scatteredChunk) {
+            map.discardSurplusBlocks(); // the blocks that earlier placements emptied (placeScattered does it too)
+        }
+        return scatteredChunk ? left : null;
     }
 
     /**
@@ -674,6 +722,7 @@ public final class Cursor<K, V> {
 
     private boolean previousChunk() {
         if (chunk.minKey == Refs.NULL) {
+            leaveLastChunk();
             return false; // the first chunk: nothing below
         }
         if (!chunk.isReleased()) {
@@ -801,6 +850,19 @@ public final class Cursor<K, V> {
     private long lastKeyAt;
     private long lastValueAt;
     private static final int SCATTER_MAX = 16;
+    /** Whether this cursor asks for scattered chunks to be placed (see "Asking for placement"). */
+    private final boolean placesOnScans;
+    /** The chunk whose mappings {@link #chunkSteps} and {@link #chunkFar} count. */
+    private Chunk layoutChunk;
+    /** Mappings of {@link #layoutChunk} returned, and how many of them lay far from the one before. */
+    private int chunkSteps;
+    private int chunkFar;
+    /**
+     * Mappings of a chunk a scan must return before it may ask for the chunk's placement. Tests
+     * set {@code -Doak.scan.placeFrom=0}: then every chunk a scan leaves is laid out anew, however
+     * it lies, so that moves race everything the suites run (their maps are too small to scatter).
+     */
+    static final int PLACE_MIN_STEPS = Integer.getInteger("oak.scan.placeFrom", 64);
     private static final int SCATTER_ON = 8;
     /** A page: hardware prefetchers follow a stream within a page, and to the next one. */
     private static final long NEAR = 4096;
@@ -1061,7 +1123,11 @@ public final class Cursor<K, V> {
                 copiedSteps++;
             }
         }
+        Chunk toPlace = null;
         if (lookAhead) {
+            if (c != layoutChunk) {
+                toPlace = enterLayoutChunk(c);
+            }
             noteLayout(k, v);
         }
         curChunk = c;
@@ -1074,6 +1140,9 @@ public final class Cursor<K, V> {
         }
         if (reusableValue != null) {
             reusableValue.position(v, curToken, c, ei);
+        }
+        if (toPlace != null) {
+            map.placeScattered(toPlace); // the cursor is done with that chunk
         }
     }
 

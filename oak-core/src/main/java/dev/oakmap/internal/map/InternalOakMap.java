@@ -83,6 +83,12 @@ public final class InternalOakMap<K, V> {
      * where it applies (Nova values, keys not lock-based).
      */
     public static final String REUSE_BLOCKS_PROPERTY = "oak.reuseBlocks";
+    /**
+     * Whether maps built from now on lay out anew, in key order, the chunks that scans find
+     * scattered (see {@link Rebalancer}, "Placement on request"); read once per map. Takes effect
+     * only where blocks are reused whole.
+     */
+    public static final String PLACE_ON_SCANS_PROPERTY = "oak.placeOnScans";
 
     private static final int OK = 0, FROZEN = 1, CONFLICT = 2;
     private static final int COPIED = 0, MOVED = 1, RETRY = 2, DONE = 3;
@@ -121,14 +127,26 @@ public final class InternalOakMap<K, V> {
                 keyScheme, valueScheme, Boolean.getBoolean(PLACE_PAIRS_PROPERTY));
     }
 
-    /**
-     * @param placePairs let rebalances move pairs into key order (see {@link Rebalancer},
-     *     "Placement"); takes effect only where both slice managers allow moves (Nova keys and values)
-     */
+    /** As below, placing chunks on scans' request as {@link #PLACE_ON_SCANS_PROPERTY} says. */
     public InternalOakMap(OakSerializer<K> keySerializer, OakSerializer<V> valueSerializer,
                           OakComparator<K> comparator, long memoryCapacity, long blockSize,
                           int chunkCapacity, double rebalanceRatio, MemoryScheme keyScheme, MemoryScheme valueScheme,
                           boolean placePairs) {
+        this(keySerializer, valueSerializer, comparator, memoryCapacity, blockSize, chunkCapacity, rebalanceRatio,
+                keyScheme, valueScheme, placePairs, Boolean.getBoolean(PLACE_ON_SCANS_PROPERTY));
+    }
+
+    /**
+     * @param placePairs let rebalances move pairs into key order (see {@link Rebalancer},
+     *     "Placement"); takes effect only where both slice managers allow moves (Nova keys and values)
+     * @param placeOnScans let scans ask for the chunks they find scattered to be laid out anew
+     *     ({@link Rebalancer}, "Placement on request"); takes effect only where pairs can move and
+     *     blocks are reused whole
+     */
+    public InternalOakMap(OakSerializer<K> keySerializer, OakSerializer<V> valueSerializer,
+                          OakComparator<K> comparator, long memoryCapacity, long blockSize,
+                          int chunkCapacity, double rebalanceRatio, MemoryScheme keyScheme, MemoryScheme valueScheme,
+                          boolean placePairs, boolean placeOnScans) {
         this.allocator = new BlockAllocator(BlockPool.shared(), blockSize, memoryCapacity);
         this.keys = new KeyOps<>(keySerializer, comparator,
                 SliceManager.create(keyScheme, allocator, BlockAllocator.Kind.KEY));
@@ -142,7 +160,7 @@ public final class InternalOakMap<K, V> {
         this.liveValues = values::isLive;
         this.index = new ChunkIndex(Chunk.empty(Rebalancer.slotsFor(0, chunkCapacity, rebalanceRatio)));
         this.rebalancer = new Rebalancer(index, keys, values, keyHazards, chunkCapacity, rebalanceRatio,
-                placePairs, () -> closed);
+                placePairs, placeOnScans && allocator.reusesWholeBlocks(), () -> closed);
         this.release = allocator.closeWhenUnreachable(this);
     }
 
@@ -824,6 +842,45 @@ public final class InternalOakMap<K, V> {
         }
     }
 
+    /**
+     * Lays chunk {@code c} out anew, every live pair moved into key order, for a scan that found
+     * its pairs scattered: unless the map does not place on request, another rebalance runs now,
+     * or the memory this takes (estimated from the map's mean slice bytes per mapping) would
+     * leave too little headroom ({@link BlockAllocator#roomToRelocate}).
+     */
+    void placeScattered(Chunk c) {
+        if (!rebalancer.placesOnRequest() || c.isFrozen() || c.isReleased()) {
+            return;
+        }
+        long mappings = size.sum();
+        if (mappings <= 0) {
+            return;
+        }
+        long bytes = allocator.usedBytes() / mappings * c.allocatedCount();
+        if (allocator.roomToRelocate(bytes) && rebalancer.placeOnRequest(c)) {
+            decideLookAhead();
+            values.reclaimNow(); // the moved values' originals: else the last batch keeps every old block from emptying
+        }
+        discardSurplusBlocks();
+    }
+
+    /**
+     * Gives back to the OS the pages of the blocks that placement emptied, beyond what the map
+     * keeps for its next regions and placements (two blocks, or an eighth of its data if more):
+     * a pass over a map laid out at random leaves about as many empty blocks as the map had.
+     * Deletes first the keys that scans no longer protect, which would keep those blocks from
+     * emptying. Cheap when there are none. Scans in maps that place call it at each chunk they enter.
+     */
+    void discardSurplusBlocks() {
+        rebalancer.retryDeferredKeys();
+        allocator.discardSurplusBlocks(Math.max(2 * allocator.blockSize(), allocator.usedBytes() / 8));
+    }
+
+    /** @return whether scans may ask for the chunks they find scattered to be laid out anew */
+    boolean placesOnScans() {
+        return rebalancer.placesOnRequest();
+    }
+
     private void removed(Chunk c) {
         size.decrement();
         c.countRemoval();
@@ -846,7 +903,7 @@ public final class InternalOakMap<K, V> {
     }
 
     /** For tests: scans look ahead from {@code bytes} of off-heap data on, decided now and after each rebalance. */
-    void lookAheadFrom(long bytes) {
+    public void lookAheadFrom(long bytes) {
         lookAheadFrom = bytes;
         decideLookAhead();
     }
@@ -1034,6 +1091,11 @@ public final class InternalOakMap<K, V> {
     /** @return off-heap bytes reserved (blocks held) */
     public long offHeapReservedBytes() {
         return allocator.reservedBytes();
+    }
+
+    /** @return off-heap bytes of empty blocks kept whose pages were given back to the OS (see {@link #discardSurplusBlocks}) */
+    public long offHeapDiscardedBytes() {
+        return allocator.discardedBytes();
     }
 
     /** @return off-heap bytes in use by live keys and values (and not yet reused garbage) */

@@ -213,7 +213,7 @@ final class KeyHazards {
         return n == out.length ? out : Arrays.copyOf(out, n);
     }
 
-    /** @return the number of keys deferred (for tests) */
+    /** @return the number of keys deferred (for tests, and as a hint: read without the rebalance lock) */
     int deferredCount() {
         return deferredCount;
     }

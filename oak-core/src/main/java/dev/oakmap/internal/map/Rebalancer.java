@@ -73,6 +73,21 @@ import java.util.function.BooleanSupplier;
  * Fresh memory is taken only while the free lists are short ({@link SliceManager#fewFreeSlices}):
  * the originals a placement frees are reused by later insertions, and under churn, where free
  * slices pile up, placement pauses, so the footprint stays bounded.
+ *
+ * <h2>Placement on request (off unless {@code -Doak.placeOnScans=true})</h2>
+ * Placing at rebalances costs ingestion a copy per pair and still leaves a chunk in a few runs.
+ * Instead, a scan that finds a chunk's pairs scattered asks for it ({@code Cursor}, "Asking for
+ * placement"), and {@link #placeOnRequest} rebuilds that chunk with every live pair moved, in key
+ * order, into fresh memory, by the same steps as above. The chunk then reads as one sequential
+ * stream; a later scan asks again only once insertions have scattered most of it. A chunk that
+ * saw no insertion or removal since its build keeps its shape; others are rebuilt as a
+ * rebalance would. The request does not wait: if another rebalance runs, it is dropped (a later
+ * scan asks again). Moves are possible only where blocks are reused whole (the copies' originals
+ * then empty whole blocks, which become the next copies' fresh memory), and the caller checks the
+ * headroom first ({@code BlockAllocator#roomToRelocate}): a map laid out at random empties no old
+ * block before most of its pairs have moved, so a pass over a whole map holds up to about twice
+ * its bytes meanwhile. Every rebalance of such a map records where its values went, moved or
+ * not, so that views follow later moves.
  */
 final class Rebalancer {
     /** Target fill of a replacement chunk, as a fraction of capacity. */
@@ -113,6 +128,10 @@ final class Rebalancer {
     private final BooleanSupplier closed;
     /** Whether rebalances move live pairs into key order (see "Placement"). */
     private final boolean places;
+    /** Whether {@link #placeOnRequest} lays chunks out anew (see "Placement on request"). */
+    private final boolean placesOnRequest;
+    /** Whether any rebalance may move pairs: then every rebalance records where its values went. */
+    private final boolean moves;
     /**
      * Scratch buffers of one rebalance, reused by the next (rebalances run one at a time, under
      * {@link #lock}): allocating and zeroing them anew cost as much as building the chunks.
@@ -131,9 +150,12 @@ final class Rebalancer {
      *     reorganized
      */
     Rebalancer(ChunkIndex index, KeyOps<?> keys, SliceManager values, KeyHazards hazards, int capacity, double ratio,
-               boolean placePairs, BooleanSupplier closed) {
+               boolean placePairs, boolean placeOnRequest, BooleanSupplier closed) {
         // movable keys are reclaimed ones, so the dropped-keys buffer that finishMoves fills exists
-        this.places = placePairs && values.movable() && keys.slices().movable();
+        boolean movable = values.movable() && keys.slices().movable();
+        this.places = placePairs && movable;
+        this.placesOnRequest = placeOnRequest && movable;
+        this.moves = places || placesOnRequest;
         this.index = index;
         this.keys = keys;
         this.values = values;
@@ -182,17 +204,71 @@ final class Rebalancer {
             if (c.isReleased()) {
                 return;
             }
-            doRebalance(c);
+            doRebalance(c, false);
         } finally {
             lock.unlock();
         }
     }
 
-    private void doRebalance(Chunk c) {
+    /**
+     * Deletes the keys deferred by earlier rebalances that no scan protects any more (scans that
+     * broke off keep theirs until the collector finds them), unless a rebalance runs now, which
+     * does it anyway. After a placement pass no rebalance may follow for a long time, and a
+     * deferred key keeps its old block from emptying.
+     */
+    void retryDeferredKeys() {
+        if (hazards.deferredCount() == 0 || !lock.tryLock()) { // a racy read: a hint
+            return;
+        }
+        try {
+            if (!closed.getAsBoolean()) {
+                for (long ref : hazards.deletable(new long[0])) {
+                    keys.delete(ref);
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return whether {@link #placeOnRequest} may lay chunks out anew in this map */
+    boolean placesOnRequest() {
+        return placesOnRequest;
+    }
+
+    /**
+     * Rebuilds {@code c} with every live pair moved into fresh memory in key order (see
+     * "Placement on request"), unless another rebalance runs now (the caller does not wait for
+     * it), {@code c} is being or was replaced, or the map does not place on request.
+     *
+     * @return true if {@code c} was rebuilt
+     * @throws OakClosedException if the map was closed
+     */
+    boolean placeOnRequest(Chunk c) {
+        if (!placesOnRequest || !lock.tryLock()) {
+            return false;
+        }
+        try {
+            if (closed.getAsBoolean()) {
+                throw new OakClosedException();
+            }
+            if (c.isReleased() || c.isFrozen()) {
+                return false;
+            }
+            doRebalance(c, true);
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @param placeAll move every live pair into key order, not only those inserted since {@code c} was built */
+    private void doRebalance(Chunk c, boolean placeAll) {
         Entries live = liveBuffer.clear();
         Entries dropped = keys.reclaims() ? droppedBuffer.clear() : null;
         Chunk[] engaged = {c};
         boolean placing = false;
+        long minCopy = Refs.NULL; // a copy of c's minimum key made by this rebalance alone
         c.freeze();
         Chunk[] replacements;
         try {
@@ -205,21 +281,41 @@ final class Rebalancer {
                 growth = Growth.SCATTERED;
             }
             entriesCopied += live.size; // under the lock: no lost update
-            if (places) {
+            if (moves) {
                 placing = true;
                 // chunks that grew only at an end hold pairs that arrived in key order
-                place(live, growth != Growth.APPENDED && growth != Growth.PREPENDED);
+                place(live, placeAll || (places && growth != Growth.APPENDED && growth != Growth.PREPENDED), placeAll);
             }
-            if (growth == Growth.SCATTERED) {
-                replacements = build(c.minKey, c.minPrefix, live, pieces(live.size), ratio);
+            long minKey = c.minKey;
+            if (placeAll && minKey != Refs.NULL) {
+                // the minimum key moves too, or it alone would keep its old block from emptying
+                if (live.size > 0 && live.moveTokens[0] >= 0 && live.oldKeys[0] == minKey) {
+                    minKey = live.keys[0]; // the first entry's key, moved
+                } else {
+                    try {
+                        minKey = minCopy = copyOf(keys.slices(), minKey);
+                    } catch (OakOutOfMemoryException full) {
+                        // it stays where it is: placement is an optimization
+                    }
+                }
+            }
+            if (placeAll && engaged.length == 1 && c.allocatedCount() == c.sortedCount() && c.removals() == 0) {
+                // laid out anew, nothing else changed since its build: keep its shape (a packed
+                // chunk stays packed)
+                replacements = new Chunk[] {chunk(minKey, c.minPrefix, c.capacity(), live, 0, live.size)};
+            } else if (growth == Growth.SCATTERED) {
+                replacements = build(minKey, c.minPrefix, live, pieces(live.size), ratio);
             } else if (live.size > capacity - appendRoom()) {
-                replacements = growth == Growth.PREPENDED ? buildPackedBehind(c.minKey, c.minPrefix, live)
-                        : buildPacked(c.minKey, c.minPrefix, live);
+                replacements = growth == Growth.PREPENDED ? buildPackedBehind(minKey, c.minPrefix, live)
+                        : buildPacked(minKey, c.minPrefix, live);
             } else {
                 double room = growth == Growth.PAST_THE_END ? ratio : Math.max(ratio, APPEND_GROWTH);
-                replacements = build(c.minKey, c.minPrefix, live, 1, room);
+                replacements = build(minKey, c.minPrefix, live, 1, room);
             }
         } catch (RuntimeException | Error e) {
+            if (minCopy != Refs.NULL) {
+                keys.slices().discard(minCopy);
+            }
             if (placing) {
                 unplace(live);
             }
@@ -228,7 +324,7 @@ final class Rebalancer {
             }
             throw e;
         }
-        if (places) {
+        if (moves) {
             recordMoves(live, replacements);
         }
         replacements[replacements.length - 1].nextChunk = engaged[engaged.length - 1].nextChunk;
@@ -240,11 +336,11 @@ final class Rebalancer {
             pred.nextChunk = replacements[0];
         }
         index.replace(engaged, replacements);
-        if (places) {
+        if (moves) {
             finishMoves(live, dropped);
         }
         if (dropped != null) {
-            deleteDroppedKeys(engaged, live, dropped);
+            deleteDroppedKeys(engaged, replacements[0].minKey, live, dropped);
         }
     }
 
@@ -255,17 +351,18 @@ final class Rebalancer {
      * holds now, or that is gone, stays where it is, with its key. Moves nothing unless
      * {@code worthIt}, nor while the free lists hold many slices (fresh memory would then grow
      * the map's footprint), and stops moving (leaving the rest in place) if the map's capacity
-     * runs out: placement is an optimization.
+     * runs out: placement is an optimization. With {@code all}, moves the sorted entries too,
+     * and the caller has judged the headroom instead of the free lists.
      */
-    private void place(Entries live, boolean worthIt) {
+    private void place(Entries live, boolean worthIt, boolean all) {
         live.prepareMoves();
         Arrays.fill(live.moveTokens, 0, live.size, SliceManager.GONE); // every rebalance records (recordMoves)
-        if (!worthIt || !values.fewFreeSlices()) {
+        if (!worthIt || (!all && !values.fewFreeSlices())) {
             return;
         }
         SliceManager keySlices = keys.slices();
         for (int i = 0; i < live.size; i++) {
-            if (live.sources[i].isSorted(live.sourceEntries[i])) {
+            if (!all && live.sources[i].isSorted(live.sourceEntries[i])) {
                 continue; // laid out in key order when its chunk was built
             }
             long v = live.values[i];
@@ -350,19 +447,18 @@ final class Rebalancer {
 
     /**
      * Deletes the keys that no chunk links any more: those of the dropped entries and, after a
-     * merge, the minimum key of the absorbed chunk, but never the minimum key the first
-     * replacement inherited. Runs after the replacements are linked, so only operations still
+     * merge, the minimum key of the absorbed chunk, and a minimum key that placement moved, but
+     * never {@code kept}, the first replacement's minimum key. Runs after the replacements are linked, so only operations still
      * reading the released chunks (or an old index snapshot) can meet these keys; their reads
      * fail validation and they start over ({@link dev.oakmap.internal.chunk.StaleKeyException}).
      * Keys that a stream scan is on are kept until a later rebalance finds them free.
      */
-    private void deleteDroppedKeys(Chunk[] engaged, Entries live, Entries dropped) {
+    private void deleteDroppedKeys(Chunk[] engaged, long kept, Entries live, Entries dropped) {
         for (Chunk e : engaged) {
             e.markKeysDeleted(); // before any deletion: readers through these chunks now fail validation
         }
-        long kept = engaged[0].minKey;
-        for (int i = 1; i < engaged.length; i++) {
-            long m = engaged[i].minKey;
+        for (Chunk e : engaged) {
+            long m = e.minKey;
             if (m != Refs.NULL && m != kept && !live.holdsKey(m)) {
                 dropped.add(m, 0, Refs.NULL, null, Chunk.NONE);
             }
