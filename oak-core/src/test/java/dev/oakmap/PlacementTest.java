@@ -252,26 +252,7 @@ class PlacementTest {
             }
             AtomicBoolean done = new AtomicBoolean();
             AtomicLong reads = new AtomicLong();
-            List<TestMaps.Task> writers = new ArrayList<>();
-            for (int t = 0; t < 2; t++) {
-                long s = seed * 31 + t;
-                writers.add(() -> {
-                    Random rnd = new Random(s);
-                    for (int i = 0; i < incsPerThread; i++) {
-                        int c = counters[rnd.nextInt(counters.length)];
-                        map.zc().putIfAbsentComputeIfPresent(c, 1L, b -> b.putLong(0, b.getLong(0) + 1));
-                        int k = rnd.nextInt(500);
-                        if (k % 100 != 0) {
-                            if (rnd.nextBoolean()) {
-                                map.put(k, (long) -k);
-                            } else {
-                                map.remove(k);
-                            }
-                        }
-                    }
-                });
-            }
-            List<TestMaps.Task> all = TestMaps.signalWhenDone(writers, done);
+            List<TestMaps.Task> all = TestMaps.signalWhenDone(counterWriters(map, counters, 100, incsPerThread, seed), done);
             for (int r = 0; r < 2; r++) { // two readers share the views, and may follow a move at once
                 long readerSeed = seed + r;
                 all.add(() -> {
@@ -300,15 +281,50 @@ class PlacementTest {
                 }
             });
             TestMaps.runConcurrently("placement seed=" + seed, 120, all);
-            long total = 0;
-            for (int i = 0; i < counters.length; i++) {
-                total += map.get(counters[i]);
-                assertEquals(map.get(counters[i]), views[i].getLong(0), "view of counter " + counters[i]);
-            }
-            assertEquals(2L * incsPerThread, total, "increments lost");
+            assertCounters(map, counters, views, 2L * incsPerThread);
             assertTrue(map.internal.pairsMoved() > 300, "moves: " + map.internal.pairsMoved());
             assertTrue(reads.get() > 0);
         }
+    }
+
+    /**
+     * Two writers that each increment {@code counters} (keys that are multiples of {@code stride})
+     * in place {@code incsPerThread} times, and after each increment insert or remove a random key
+     * below {@code 5 * stride} that is not a multiple of it, so the counters' chunks keep being
+     * rebuilt around them.
+     */
+    static List<TestMaps.Task> counterWriters(OakMap<Integer, Long> map, int[] counters, int stride,
+                                              int incsPerThread, long seed) {
+        List<TestMaps.Task> writers = new ArrayList<>();
+        for (int t = 0; t < 2; t++) {
+            long s = seed * 31 + t;
+            writers.add(() -> {
+                Random rnd = new Random(s);
+                for (int i = 0; i < incsPerThread; i++) {
+                    int c = counters[rnd.nextInt(counters.length)];
+                    map.zc().putIfAbsentComputeIfPresent(c, 1L, b -> b.putLong(0, b.getLong(0) + 1));
+                    int k = rnd.nextInt(5 * stride);
+                    if (k % stride != 0) {
+                        if (rnd.nextBoolean()) {
+                            map.put(k, (long) -k);
+                        } else {
+                            map.remove(k);
+                        }
+                    }
+                }
+            });
+        }
+        return writers;
+    }
+
+    /** Asserts that the counters add up to {@code increments} and that each view reads its counter. */
+    static void assertCounters(OakMap<Integer, Long> map, int[] counters, OakUnscopedBuffer[] views, long increments) {
+        long total = 0;
+        for (int i = 0; i < counters.length; i++) {
+            total += map.get(counters[i]);
+            assertEquals(map.get(counters[i]), views[i].getLong(0), "view of counter " + counters[i]);
+        }
+        assertEquals(increments, total, "increments lost");
     }
 
     /**

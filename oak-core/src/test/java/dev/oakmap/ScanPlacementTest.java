@@ -5,7 +5,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -241,26 +240,8 @@ class ScanPlacementTest {
                 views[i] = map.zc().get(counters[i]);
             }
             AtomicBoolean done = new AtomicBoolean();
-            List<TestMaps.Task> writers = new ArrayList<>();
-            for (int t = 0; t < 2; t++) {
-                long s = seed * 31 + t;
-                writers.add(() -> {
-                    Random rnd = new Random(s);
-                    for (int i = 0; i < incsPerThread; i++) {
-                        int c = counters[rnd.nextInt(counters.length)];
-                        map.zc().putIfAbsentComputeIfPresent(c, 1L, b -> b.putLong(0, b.getLong(0) + 1));
-                        int k = rnd.nextInt(5_000);
-                        if (k % 1_000 != 0) {
-                            if (rnd.nextBoolean()) {
-                                map.put(k, (long) -k);
-                            } else {
-                                map.remove(k);
-                            }
-                        }
-                    }
-                });
-            }
-            List<TestMaps.Task> all = TestMaps.signalWhenDone(writers, done);
+            List<TestMaps.Task> all = TestMaps.signalWhenDone(
+                    PlacementTest.counterWriters(map, counters, 1_000, incsPerThread, seed), done);
             for (boolean descending : new boolean[] {false, true}) {
                 OakMap<Integer, Long> view = descending ? map.descendingMap() : map;
                 all.add(() -> {
@@ -288,12 +269,7 @@ class ScanPlacementTest {
                 }
             });
             TestMaps.runConcurrently("scan placement seed=" + seed, 120, all);
-            long total = 0;
-            for (int i = 0; i < counters.length; i++) {
-                total += map.get(counters[i]);
-                assertEquals(map.get(counters[i]), views[i].getLong(0), "view of counter " + counters[i]);
-            }
-            assertEquals(2L * incsPerThread, total, "increments lost");
+            PlacementTest.assertCounters(map, counters, views, 2L * incsPerThread);
             assertTrue(map.internal.pairsMoved() > 2_000, "moves: " + map.internal.pairsMoved());
         }
     }

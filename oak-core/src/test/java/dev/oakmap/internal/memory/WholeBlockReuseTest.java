@@ -292,6 +292,25 @@ class WholeBlockReuseTest {
         }
     }
 
+    /** Allocates slices of 1,000 bytes until {@code blocks} blocks are held. @return their references */
+    private static List<Long> fillBlocks(BlockAllocator a, int blocks) {
+        List<Long> refs = new ArrayList<>();
+        while (a.reservedBytes() < blocks * BLOCK) {
+            refs.add(a.allocate(1000, BlockAllocator.Kind.VALUE));
+        }
+        return refs;
+    }
+
+    /** Frees the slices of {@code refs} (1,000 bytes each) that lie in the block of the first one. */
+    private static void freeFirstBlock(BlockAllocator a, List<Long> refs) {
+        int first = Refs.blockId(refs.getFirst());
+        for (long ref : refs) {
+            if (Refs.blockId(ref) == first) {
+                a.free(ref, 1000, BlockAllocator.Kind.VALUE);
+            }
+        }
+    }
+
     /**
      * The headroom rule of passes that relocate live slices ({@link BlockAllocator#roomToRelocate}):
      * never without whole-block reuse; within the capacity and {@link BlockAllocator#RELOCATION_HEADROOM}
@@ -310,9 +329,7 @@ class WholeBlockReuseTest {
         BlockAllocator a = new BlockAllocator(new BlockPool(), BLOCK, 1L << 30);
         a.reuseWholeBlocks(id -> { });
         try {
-            while (a.reservedBytes() < 4 * BLOCK) {
-                a.allocate(1000, BlockAllocator.Kind.VALUE);
-            }
+            fillBlocks(a, 4);
             long limit = (long) (BlockAllocator.RELOCATION_HEADROOM * a.usedBytes()) + 2 * BLOCK - a.reservedBytes();
             assertTrue(limit > 0);
             assertTrue(a.roomToRelocate(limit), "within the bound");
@@ -323,17 +340,9 @@ class WholeBlockReuseTest {
         BlockAllocator full = new BlockAllocator(new BlockPool(), BLOCK, 4 * BLOCK);
         full.reuseWholeBlocks(id -> { });
         try {
-            List<Long> refs = new ArrayList<>();
-            while (full.reservedBytes() < 4 * BLOCK) {
-                refs.add(full.allocate(1000, BlockAllocator.Kind.VALUE));
-            }
+            List<Long> refs = fillBlocks(full, 4);
             assertTrue(!full.roomToRelocate(1), "past the capacity");
-            int first = Refs.blockId(refs.getFirst());
-            for (long ref : refs) {
-                if (Refs.blockId(ref) == first) {
-                    full.free(ref, 1000, BlockAllocator.Kind.VALUE);
-                }
-            }
+            freeFirstBlock(full, refs);
             assertEquals(1, full.recycledBlocks());
             assertTrue(full.roomToRelocate(BLOCK), "a recycled block waits");
             assertTrue(!full.roomToRelocate(BLOCK + 1), "past the recycled block and the capacity");
@@ -354,19 +363,13 @@ class WholeBlockReuseTest {
         List<Integer> told = new ArrayList<>();
         a.reuseWholeBlocks(told::add);
         try {
-            List<Long> refs = new ArrayList<>();
-            while (a.reservedBytes() < 3 * BLOCK) {
-                long ref = a.allocate(1000, BlockAllocator.Kind.VALUE);
+            List<Long> refs = fillBlocks(a, 3);
+            for (long ref : refs) {
                 stamp(a, ref, 1000, 77);
-                refs.add(ref);
             }
             int first = Refs.blockId(refs.getFirst());
             long firstRef = refs.getFirst();
-            for (long ref : refs) {
-                if (Refs.blockId(ref) == first) {
-                    a.free(ref, 1000, BlockAllocator.Kind.VALUE);
-                }
-            }
+            freeFirstBlock(a, refs);
             assertEquals(1, a.recycledBlocks());
             assertEquals(0, a.discardSurplusBlocks(BLOCK), "one block waits: no surplus over one block");
             int discarded = a.discardSurplusBlocks(0);
