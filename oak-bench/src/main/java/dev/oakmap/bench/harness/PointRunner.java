@@ -22,7 +22,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *   <li>the <b>sustained-rate stage</b>: the workload on {@code threads} worker threads for
  *       {@code warmup} seconds (discarded), then again for {@code duration} seconds (measured); each
  *       thread picks keys uniformly (or Zipfian) over the whole range with its own generator,
- *       seeded from the run's seed, so every map sees the same key sequences.</li>
+ *       seeded from the run's seed, so every map sees the same key sequences. The warm-up runs in
+ *       slices of a second, each logged with its rate, so a run's log shows how the map warms
+ *       up (the JIT, and a map that reorganizes itself under the workload).</li>
  * </ol>
  * For {@code ingest}, the warm-up is ingestion into throwaway maps, one after another, for
  * {@code warmup} seconds, and the measured figure is the ingestion stage itself. For the other
@@ -109,9 +111,12 @@ final class PointRunner {
                 gc1 = gcIngest1;
             } else {
                 int scan = Math.max(1, Math.min(o.scan, pairs));
-                if (o.warmup > 0) {
-                    long[] res = sustained(map, w, o, threads, valueTemplate, zipf, scan, runSeed ^ 0xABCDL, o.warmup);
-                    log.printf(Locale.ROOT, "warm-up: %,d ops in %.2f s%n", res[0], res[1] / 1e9);
+                long slice = 0;
+                for (double left = o.warmup; left > 0; left -= 1, slice++) {
+                    double seconds1 = Math.min(1, left);
+                    long[] res = sustained(map, w, o, threads, valueTemplate, zipf, scan, runSeed ^ (0xABCDL + slice), seconds1);
+                    log.printf(Locale.ROOT, "warm-up %d: %,d ops in %.2f s, %,.0f ops/s%n", slice + 1, res[0], res[1] / 1e9,
+                            res[0] / (res[1] / 1e9));
                 }
                 gc0 = gcStats();
                 long[] res = sustained(map, w, o, threads, valueTemplate, zipf, scan, runSeed, o.duration);

@@ -217,19 +217,37 @@ final class Rebalancer {
      * deferred key keeps its old block from emptying.
      */
     void retryDeferredKeys() {
-        if (hazards.deferredCount() == 0 || !lock.tryLock()) { // a racy read: a hint
+        if (hazards.deferredCount() == 0) { // a racy read: a hint
             return;
         }
+        long now = System.nanoTime();
+        // Reading every registered hazard costs more with every broken-off scan the collector
+        // has not found yet, and scans call this at each chunk: so at most once per interval,
+        // which doubles (up to a second) while retries free nothing, and is reset when one does.
+        if (now - lastDeferredRetry < deferredRetryInterval || !lock.tryLock()) {
+            return;
+        }
+        lastDeferredRetry = now; // racy: two threads may both retry once
         try {
             if (!closed.getAsBoolean()) {
-                for (long ref : hazards.deletable(new long[0])) {
+                long[] free = hazards.deletable(new long[0]);
+                for (long ref : free) {
                     keys.delete(ref);
                 }
+                deferredRetryInterval = free.length > 0 ? DEFERRED_RETRY_MIN_NANOS
+                        : Math.min(2 * deferredRetryInterval, DEFERRED_RETRY_MAX_NANOS);
             }
         } finally {
             lock.unlock();
         }
     }
+
+    /** {@link System#nanoTime} of the last {@link #retryDeferredKeys} that read the hazards (a hint). */
+    private volatile long lastDeferredRetry = System.nanoTime() - DEFERRED_RETRY_MIN_NANOS;
+    /** How long after the last one {@link #retryDeferredKeys} may read the hazards again; written under {@link #lock}. */
+    private volatile long deferredRetryInterval = DEFERRED_RETRY_MIN_NANOS;
+    private static final long DEFERRED_RETRY_MIN_NANOS = 10_000_000L;
+    private static final long DEFERRED_RETRY_MAX_NANOS = 1_000_000_000L;
 
     /** @return whether {@link #placeOnRequest} may lay chunks out anew in this map */
     boolean placesOnRequest() {
