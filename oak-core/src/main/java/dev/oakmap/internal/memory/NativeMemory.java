@@ -219,19 +219,21 @@ final class NativeMemory {
      * @return false if the kernel refused
      */
     static boolean discardPages(MemorySegment mapped) {
-        try {
-            return (int) MADVISE.invokeExact(mapped, mapped.byteSize(), MADV_DONTNEED) == 0;
-        } catch (Throwable t) {
-            return false;
-        }
+        return discard(mapped, mapped.byteSize());
     }
 
-    /** A slot's cleanup action: gives the pages back to the OS, leaving the range mapped. */
-    private static void discard(MemorySegment base, long size) {
+    /**
+     * Gives the pages of {@code size} bytes from {@code base} back to the OS, leaving the range
+     * mapped: a slot's cleanup action, and {@link #discardPages}.
+     *
+     * @return false if the kernel refused (the pages stay committed until the range is next
+     *     used; the JVM stays sound)
+     */
+    private static boolean discard(MemorySegment base, long size) {
         try {
-            int ignored = (int) MADVISE.invokeExact(base, size, MADV_DONTNEED);
+            return (int) MADVISE.invokeExact(base, size, MADV_DONTNEED) == 0;
         } catch (Throwable t) {
-            // the pages stay committed until the slot's next block reuses them; the JVM stays sound
+            return false;
         }
     }
 
