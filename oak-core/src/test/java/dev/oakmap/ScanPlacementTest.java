@@ -5,7 +5,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -177,6 +179,64 @@ class ScanPlacementTest {
             System.out.printf("[scan placement] broken-off scans: %d bytes in use, %d committed%n", used, committed);
             if (TestMaps.nativeAccess()) {
                 assertTrue(committed <= 1.25 * used + 4 * SMALL_BLOCK, committed + " bytes committed for " + used + " in use");
+            }
+        }
+    }
+
+    /**
+     * Scans that broke off and are still reachable keep the keys they were on, so the collector
+     * cannot help: the old blocks hold nothing else after the pass, and every page of theirs but
+     * those the protected keys lie on goes back to the OS. The kept iterators still read their
+     * keys, and go on where they stopped.
+     */
+    @ParameterizedTest(name = "seed={0}")
+    @ValueSource(longs = {6, 7})
+    void scansKeptUnfinishedStillLetTheOldBlocksGiveTheirPagesBack(long seed) throws InterruptedException {
+        int n = 20_000;
+        int length = 1_500;
+        try (OakMap<Integer, Long> map = scanPlacedMap(256, TestMaps.SMALL_CAPACITY, SMALL_BLOCK)) {
+            for (int k : PlacementTest.shuffled(0, n, 1, new Random(seed))) {
+                map.put(k, (long) k);
+            }
+            List<Iterator<Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer>>> kept = new ArrayList<>();
+            List<Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer>> lastEntries = new ArrayList<>();
+            for (int from = 0; from + length < n; from += 1_000) {
+                Iterator<Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer>> it =
+                        map.tailMap(from, true).zc().entryStreamSet().iterator();
+                Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer> e = null;
+                for (int taken = 0; taken < length; taken++) {
+                    e = it.next();
+                    assertEquals(from + taken, e.getValue().getLong(0));
+                }
+                kept.add(it); // unfinished and reachable: its keys stay protected
+                lastEntries.add(e);
+            }
+            long deadline = System.nanoTime() + 5_000_000_000L; // the retries back off to one a second
+            long used;
+            long committed;
+            long bound;
+            while (true) {
+                assertEquals((long) n * (n - 1) / 2, streamScan(map));
+                used = map.internal.offHeapUsedBytes();
+                committed = map.internal.offHeapReservedBytes() - map.internal.offHeapDiscardedBytes();
+                // each kept scan protects two keys, and each key keeps the page it lies on
+                bound = (long) (1.25 * used) + 2 * SMALL_BLOCK + 2L * kept.size() * 4096;
+                if (!TestMaps.nativeAccess() || committed <= bound || System.nanoTime() > deadline) {
+                    break;
+                }
+                Thread.sleep(20);
+            }
+            System.out.printf("[scan placement] kept scans: %d bytes in use, %d committed (bound %d)%n", used, committed, bound);
+            assertEquals(n, map.internal.pairsMoved(), "every pair moved"); // the whole scans placed the last chunks
+            if (TestMaps.nativeAccess()) {
+                assertTrue(committed <= bound, committed + " bytes committed for " + used + " in use");
+            }
+            for (int i = 0; i < kept.size(); i++) {
+                int from = i * 1_000;
+                assertEquals(from + length - 1, lastEntries.get(i).getKey().getInt(0) ^ Integer.MIN_VALUE, "a kept scan's key");
+                Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer> e = kept.get(i).next();
+                assertEquals(from + length, e.getKey().getInt(0) ^ Integer.MIN_VALUE, "a kept scan went on elsewhere");
+                assertEquals(from + length, e.getValue().getLong(0));
             }
         }
     }

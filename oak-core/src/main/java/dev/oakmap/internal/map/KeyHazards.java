@@ -213,6 +213,11 @@ final class KeyHazards {
         return n == out.length ? out : Arrays.copyOf(out, n);
     }
 
+    /** @return the keys deferred now; call under the rebalance lock, which keeps them from being deleted */
+    long[] deferredKeys() {
+        return Arrays.copyOf(deferred, deferredCount);
+    }
+
     /** @return the number of keys deferred (for tests, and as a hint: read without the rebalance lock) */
     int deferredCount() {
         return deferredCount;

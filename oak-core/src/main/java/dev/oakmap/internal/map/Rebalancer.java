@@ -234,6 +234,11 @@ final class Rebalancer {
                 for (long ref : free) {
                     keys.delete(ref);
                 }
+                if (hazards.deferredCount() > 0) {
+                    // the keys still deferred may be all that keeps old blocks from emptying: give
+                    // back the pages around them (blocks already retired so are skipped)
+                    keys.slices().discardAllBut(hazards.deferredKeys());
+                }
                 deferredRetryInterval = free.length > 0 ? DEFERRED_RETRY_MIN_NANOS
                         : Math.min(2 * deferredRetryInterval, DEFERRED_RETRY_MAX_NANOS);
             }

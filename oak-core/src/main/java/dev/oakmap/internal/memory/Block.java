@@ -47,6 +47,16 @@ public final class Block {
         return mappedHere && NativeMemory.discardPages(segment);
     }
 
+    /**
+     * Gives back the pages of {@code length} bytes from {@code offset}, page-aligned, as
+     * {@link #discardPages()} does for the whole block. Only for bytes nobody uses.
+     *
+     * @return false if nothing was given back
+     */
+    boolean discardPages(long offset, long length) {
+        return mappedHere && NativeMemory.discardPages(segment.asSlice(offset, length));
+    }
+
     /** @return the block size in bytes */
     public long size() {
         return segment.byteSize();

@@ -8,6 +8,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.lang.ref.Cleaner;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -360,10 +361,97 @@ public final class BlockAllocator {
     private void recycleIfAllFree(WholeBlockReuse whole, int blockId, long word) {
         MemorySegment seg = segments[blockId];
         if (seg != null && whole.tryRecycle(blockId, word, seg.byteSize())) {
-            free.add(-seg.byteSize());
+            long listed;
+            synchronized (this) { // an early retirement's bookkeeping is written under the lock
+                listed = whole.recycled(blockId, seg.byteSize());
+            }
+            free.add(-listed);
             whole.offer(pool.block(blockId));
         }
     }
+
+    /**
+     * Gives back to the OS the pages of a block in which nothing is in use but slices that cannot
+     * be freed yet: after a relocation pass, keys that scans which broke off still protect (see
+     * {@code KeyHazards}) would otherwise keep whole blocks from emptying until the collector
+     * finds those scans. For each block that {@code pinnedRefs} point into, if the slices given
+     * are the only bytes of the block in use, the block is retired early (its free slices are
+     * handed out no more: see {@link WholeBlockReuse#retireAllBut}), the guard is told as before
+     * a reuse, and every page that none of those slices touches is discarded. Once the pinned
+     * slices are freed, the block is recycled as usual. A block is retired so only while the
+     * capacity has room for fresh blocks in place of the free bytes of all blocks retired so. Does
+     * nothing without whole-block reuse or native access.
+     *
+     * @param pinnedRefs references of slices in use that nobody may free while this runs (the
+     *     caller holds what keeps them from being freed), in any order
+     * @param pinnedSizes the sizes they were allocated with, index for index
+     * @return bytes of pages given back
+     */
+    public synchronized long discardAllBut(long[] pinnedRefs, long[] pinnedSizes) {
+        WholeBlockReuse whole = reuse;
+        if (whole == null || closed || !NativeMemory.available() || pinnedRefs.length == 0) {
+            return 0;
+        }
+        Integer[] byLocation = new Integer[pinnedRefs.length];
+        for (int i = 0; i < byLocation.length; i++) {
+            byLocation[i] = i;
+        }
+        Arrays.sort(byLocation, Comparator.comparingLong(i -> Refs.location(pinnedRefs[i])));
+        long given = 0;
+        for (int from = 0; from < byLocation.length; ) {
+            int blockId = Refs.blockId(pinnedRefs[byLocation[from]]);
+            int to = from;
+            long pinned = 0;
+            while (to < byLocation.length && Refs.blockId(pinnedRefs[byLocation[to]]) == blockId) {
+                pinned += slotBytes(pinnedSizes[byLocation[to]]);
+                to++;
+            }
+            given += discardAllBut(whole, blockId, pinnedRefs, pinnedSizes, byLocation, from, to, pinned);
+            from = to;
+        }
+        return given;
+    }
+
+    /** {@link #discardAllBut(long[], long[])} for one block, whose pinned slices are {@code byLocation[from, to)}. */
+    private long discardAllBut(WholeBlockReuse whole, int blockId, long[] refs, long[] sizes, Integer[] byLocation,
+                               int from, int to, long pinned) {
+        MemorySegment seg = segments[blockId];
+        // a retired block's free bytes are handed out no more until it is recycled: only while
+        // the capacity still has room for as many fresh ones (else writers would run out first)
+        if (seg == null || capacity - reserved.get() < whole.retiredEarlyBytes() + seg.byteSize() - pinned
+                || whole.retireAllBut(blockId, pinned, seg.byteSize()) < 0) {
+            return 0;
+        }
+        free.add(-(seg.byteSize() - pinned)); // its listed entries turned stale
+        whole.guard.beforeReuse(blockId); // the discarded pages read as zeros: as before a reuse
+        Block block = pool.block(blockId);
+        long given = 0;
+        long keptTo = 0; // pages below this hold a pinned slice
+        for (int i = from; i <= to; i++) {
+            long start = i < to ? Refs.offset(refs[byLocation[i]]) : seg.byteSize();
+            long gapFrom = pageCeil(keptTo);
+            long gapTo = i < to ? pageFloor(start) : seg.byteSize();
+            if (gapTo > gapFrom && block.discardPages(gapFrom, gapTo - gapFrom)) {
+                given += gapTo - gapFrom;
+            }
+            if (i < to) {
+                keptTo = Math.max(keptTo, start + slotBytes(sizes[byLocation[i]]));
+            }
+        }
+        whole.partlyDiscarded(blockId, given);
+        return given;
+    }
+
+    private static long pageFloor(long offset) {
+        return offset & -PAGE;
+    }
+
+    private static long pageCeil(long offset) {
+        return (offset + PAGE - 1) & -PAGE;
+    }
+
+    /** The page size that discards go by. */
+    private static final long PAGE = 4096;
 
     /**
      * Stale free-list entries, in bytes, that may wait beyond the listed ones before a purge: at
@@ -563,10 +651,13 @@ public final class BlockAllocator {
         return n;
     }
 
-    /** @return bytes of recycled blocks whose pages were given back to the OS ({@link #discardSurplusBlocks}) */
+    /**
+     * @return bytes of held blocks whose pages were given back to the OS: recycled blocks
+     *     ({@link #discardSurplusBlocks}) and blocks retired early ({@link #discardAllBut})
+     */
     public long discardedBytes() {
         WholeBlockReuse whole = reuse;
-        return whole == null ? 0 : whole.discardedBytes();
+        return whole == null ? 0 : whole.discardedBytes() + whole.partlyDiscardedBytes();
     }
 
     /**

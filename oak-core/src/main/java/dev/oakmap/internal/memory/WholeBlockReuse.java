@@ -133,9 +133,83 @@ final class WholeBlockReuse {
         if (!WORD.compareAndSet(words, blockId, word, next)) {
             return false;
         }
-        stale.add(size);
+        stale.add(size - retiredEarly[blockId]); // the rest went stale when it was retired early
         recycled.increment();
         return true;
+    }
+
+    /**
+     * Bytes of each block whose free-list entries {@link #retireAllBut} made stale before the
+     * block was recycled (they no longer count as listed); 0 for other blocks. Set before the CAS
+     * that retires the block, so that the thread whose {@link #tryRecycle} later wins it reads
+     * it; cleared by that thread ({@link #recycled}) under the allocator's lock. (A retirement
+     * whose CAS fails clears it again; a recycle racing that, of a block all free, would count
+     * its stale bytes short: {@link #staleBytes} is an estimate that only paces purges.)
+     */
+    private final long[] retiredEarly = new long[Refs.MAX_BLOCK_ID + 1];
+    /** Bytes of pages given back by {@link BlockAllocator#discardAllBut}, per block, until it is recycled. */
+    private final long[] partlyDiscarded = new long[Refs.MAX_BLOCK_ID + 1];
+    private final LongAdder partlyDiscardedBytes = new LongAdder();
+    private final LongAdder retiredEarlyBytes = new LongAdder();
+
+    /**
+     * Retires block {@code blockId} early, if its only bytes in use are {@code pinned} bytes
+     * (slices nobody may free yet; the caller knows which): bumps its generation, as
+     * {@link #tryRecycle} does, but leaves its free count at {@code size - pinned}. Every entry of
+     * the block then on the free lists turns stale, so no slice of the block is handed out again
+     * before the pinned ones are freed too, and then the block is recycled as usual. Call holding
+     * the allocator's lock.
+     *
+     * @return the bytes of the block's listed entries that turned stale, or -1 if the block holds
+     *     more than {@code pinned} bytes in use (or a region still carves it), was retired early
+     *     already, or changed meanwhile
+     */
+    long retireAllBut(int blockId, long pinned, long size) {
+        long word = (long) WORD.getVolatile(words, blockId);
+        long listed = (word & FREE_MASK) * Refs.GRANULE;
+        if (retiredEarly[blockId] != 0 || pinned <= 0 || listed != size - pinned) {
+            return -1;
+        }
+        long next = ((long) ((generation(word) + 1) & GEN_MASK) << FREE_BITS) | (word & FREE_MASK);
+        retiredEarly[blockId] = listed; // before the CAS, which publishes it to the block's recycler
+        if (!WORD.compareAndSet(words, blockId, word, next)) {
+            retiredEarly[blockId] = 0;
+            return -1;
+        }
+        stale.add(listed);
+        retiredEarlyBytes.add(listed);
+        return listed;
+    }
+
+    /** Counts {@code bytes} of pages of early-retired block {@code blockId} as given back. */
+    void partlyDiscarded(int blockId, long bytes) {
+        partlyDiscarded[blockId] += bytes;
+        partlyDiscardedBytes.add(bytes);
+    }
+
+    /**
+     * Forgets block {@code blockId}'s early retirement once it is recycled (by the thread whose
+     * {@link #tryRecycle} won it).
+     *
+     * @return the bytes of its entries that were still counted as listed until the recycle
+     */
+    long recycled(int blockId, long size) {
+        long early = retiredEarly[blockId];
+        retiredEarly[blockId] = 0;
+        retiredEarlyBytes.add(-early);
+        partlyDiscardedBytes.add(-partlyDiscarded[blockId]);
+        partlyDiscarded[blockId] = 0;
+        return size - early;
+    }
+
+    /** @return free bytes of blocks retired early and not yet recycled: not handed out meanwhile */
+    long retiredEarlyBytes() {
+        return retiredEarlyBytes.sum();
+    }
+
+    /** @return bytes of pages given back by early retirements of blocks not yet recycled */
+    long partlyDiscardedBytes() {
+        return partlyDiscardedBytes.sum();
     }
 
     /** @return true if free-list entry {@code taggedRef} belongs to an earlier generation of its block */
@@ -177,6 +251,8 @@ final class WholeBlockReuse {
 
     /** Forgets the ready blocks (the allocator is closing and releases every block it owns). */
     void dropReady() {
+        partlyDiscardedBytes.reset();
+        retiredEarlyBytes.reset();
         ready.clear();
         discarded.clear();
         readyBytes.reset();

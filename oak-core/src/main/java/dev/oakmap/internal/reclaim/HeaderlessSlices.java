@@ -131,4 +131,17 @@ public final class HeaderlessSlices extends SliceManager {
         allocator.free(ref, sliceBytes(Refs.aux(ref)), kind);
         return true;
     }
+
+    /** Keys that broken-off scans still protect: the pages around them go back to the OS. */
+    @Override
+    public long discardAllBut(long[] pinned) {
+        if (!reclaimed) {
+            return 0;
+        }
+        long[] sizes = new long[pinned.length];
+        for (int i = 0; i < pinned.length; i++) {
+            sizes[i] = sliceBytes(Refs.aux(pinned[i]));
+        }
+        return allocator.discardAllBut(pinned, sizes);
+    }
 }

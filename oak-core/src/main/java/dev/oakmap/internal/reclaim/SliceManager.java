@@ -89,6 +89,19 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
     public void reclaimNow() {
     }
 
+    /**
+     * Gives back the pages of blocks in which nothing is in use but the given slices, which the
+     * caller keeps from being deleted meanwhile (see {@code BlockAllocator#discardAllBut}). Does
+     * nothing but where the slices have no header that a stale reference could read, and deleted
+     * slices are reused: the blocks' other slices are then all deleted ones.
+     *
+     * @param pinned slices of this manager, live, that cannot be deleted yet
+     * @return bytes of pages given back
+     */
+    public long discardAllBut(long[] pinned) {
+        return 0;
+    }
+
     /** @return bytes before the data in every slice of this manager */
     public int headerBytes() {
         return HEADER_BYTES;

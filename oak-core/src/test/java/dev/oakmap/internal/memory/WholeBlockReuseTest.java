@@ -15,6 +15,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -394,6 +395,88 @@ class WholeBlockReuseTest {
             assertEquals(0, a.discardedBytes());
         } finally {
             a.close();
+        }
+    }
+
+    /**
+     * A block in which nothing is in use but slices nobody may free yet (keys that broken-off
+     * scans protect) gives back every page those slices do not touch
+     * ({@link BlockAllocator#discardAllBut}): only if they are all that is in use there, after the
+     * guard; the pinned slices keep their bytes; the block hands out none of its free slices
+     * meanwhile, and is recycled as usual once the pinned ones are freed. Not where the capacity
+     * could not replace the free bytes so locked up.
+     */
+    @Test
+    void aBlockHoldingOnlyPinnedSlicesGivesBackThePagesAroundThem() {
+        BlockAllocator a = new BlockAllocator(new BlockPool(), BLOCK, 1L << 30);
+        List<Integer> told = new ArrayList<>();
+        a.reuseWholeBlocks(told::add);
+        try {
+            List<Long> refs = fillBlocks(a, 3);
+            for (long ref : refs) {
+                stamp(a, ref, 1000, 77);
+            }
+            int first = Refs.blockId(refs.getFirst());
+            List<Long> inFirst = refs.stream().filter(r -> Refs.blockId(r) == first).toList();
+            long pinnedA = inFirst.get(5);
+            long pinnedB = inFirst.get(40);
+            for (long ref : inFirst) {
+                if (ref != pinnedA && ref != pinnedB) {
+                    a.free(ref, 1000, BlockAllocator.Kind.VALUE);
+                }
+            }
+            assertEquals(0, a.discardAllBut(new long[] {pinnedA}, new long[] {1000}), "another slice is in use");
+            assertEquals(List.of(), told);
+            long given = a.discardAllBut(new long[] {pinnedB, pinnedA}, new long[] {1000, 1000});
+            if (!NativeMemory.available()) {
+                assertEquals(0, given);
+                assertEquals(0, a.discardedBytes());
+                return;
+            }
+            assertEquals(List.of(first), told, "the guard is told before the pages go");
+            // two slices of 1,000 bytes touch at most four of the block's sixteen pages
+            assertTrue(given >= BLOCK - 4 * 4096 && given % 4096 == 0, given + " bytes given back");
+            assertEquals(given, a.discardedBytes());
+            assertStamped(a, pinnedA, 1000, 77);
+            assertStamped(a, pinnedB, 1000, 77);
+            long firstFreed = inFirst.getFirst();
+            assertEquals(0L, a.segment(firstFreed).get(LONG, Refs.offset(firstFreed)), "a freed slice's page reads as zeros");
+            assertEquals(0, a.discardAllBut(new long[] {pinnedA, pinnedB}, new long[] {1000, 1000}), "retired once");
+            long reserved = a.reservedBytes();
+            while (a.reservedBytes() == reserved) { // the block's free slices are not handed out
+                long ref = a.allocate(1000, BlockAllocator.Kind.VALUE);
+                assertNotEquals(first, Refs.blockId(ref), "a slice of the retired block was handed out");
+            }
+            assertEquals(0, a.recycledBlocks());
+            a.free(pinnedA, 1000, BlockAllocator.Kind.VALUE);
+            a.free(pinnedB, 1000, BlockAllocator.Kind.VALUE);
+            assertEquals(1, a.recycledBlocks(), "recycled once the pinned slices went");
+            assertEquals(0, a.discardedBytes());
+            while (told.size() < 2) { // past the current block, into the recycled one
+                long ref = a.allocate(1000, BlockAllocator.Kind.VALUE);
+                stamp(a, ref, 1000, 78);
+                assertStamped(a, ref, 1000, 78);
+            }
+            assertEquals(List.of(first, first), told);
+        } finally {
+            a.close();
+        }
+        // a capacity with no room for fresh blocks: the free slices stay available instead
+        BlockAllocator full = new BlockAllocator(new BlockPool(), BLOCK, 3 * BLOCK);
+        full.reuseWholeBlocks(id -> { });
+        try {
+            List<Long> refs = fillBlocks(full, 3);
+            int first = Refs.blockId(refs.getFirst());
+            long pinned = refs.get(5);
+            for (long ref : refs) {
+                if (Refs.blockId(ref) == first && ref != pinned) {
+                    full.free(ref, 1000, BlockAllocator.Kind.VALUE);
+                }
+            }
+            assertEquals(0, full.discardAllBut(new long[] {pinned}, new long[] {1000}));
+            assertEquals(first, Refs.blockId(full.allocate(1000, BlockAllocator.Kind.VALUE)), "the free slices are handed out");
+        } finally {
+            full.close();
         }
     }
 }
