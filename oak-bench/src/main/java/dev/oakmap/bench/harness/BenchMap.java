@@ -33,6 +33,15 @@ public interface BenchMap extends AutoCloseable {
     /** @return off-heap bytes reserved from the operating system, 0 for an on-heap map */
     long offHeapReserved();
 
+    /**
+     * @return how the map's layout stands, for the run's log (say, pairs a map moved to reorganize
+     *     itself, or memory it gave back), or "" if it has nothing to report; logged after each
+     *     warm-up second and the measured window
+     */
+    default String state() {
+        return "";
+    }
+
     /** Releases the map's memory. */
     @Override
     void close();

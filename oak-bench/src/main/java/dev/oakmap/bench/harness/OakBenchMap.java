@@ -10,9 +10,12 @@ import dev.oakmap.OakUnscopedBuffer;
 import dev.oakmap.OakZeroCopyMap;
 import dev.oakmap.common.OakCommonTypes;
 
+import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
+import java.lang.reflect.Field;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
+import java.util.Locale;
 import java.util.Map;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
@@ -120,6 +123,50 @@ final class OakBenchMap implements BenchMap {
     @Override
     public void close() {
         map.close();
+    }
+
+    /**
+     * Pairs the map moved into key order so far (placement, see oak-core's docs/placement.md) and
+     * the off-heap bytes it holds and has given back: read from the map's internals by
+     * reflection, which the harness can do because it runs Oak on the class path. Diagnostics
+     * only; "" where the internals are not reachable (Oak on the module path).
+     */
+    @Override
+    public String state() {
+        if (INTERNAL == null) {
+            return "";
+        }
+        try {
+            Object internal = INTERNAL.invoke(map);
+            return String.format(Locale.ROOT, "moved %,d pairs, reserved %,d MB, given back %,d MB",
+                    (long) PAIRS_MOVED.invoke(internal), map.memoryReserved() >> 20,
+                    (long) DISCARDED.invoke(internal) >> 20);
+        } catch (Throwable t) {
+            return "";
+        }
+    }
+
+    private static final MethodHandle INTERNAL;
+    private static final MethodHandle PAIRS_MOVED;
+    private static final MethodHandle DISCARDED;
+
+    static {
+        MethodHandle internal = null;
+        MethodHandle moved = null;
+        MethodHandle discarded = null;
+        try {
+            Field f = OakMap.class.getDeclaredField("internal");
+            f.setAccessible(true);
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            internal = lookup.unreflectGetter(f);
+            moved = lookup.unreflect(f.getType().getMethod("pairsMoved"));
+            discarded = lookup.unreflect(f.getType().getMethod("offHeapDiscardedBytes"));
+        } catch (ReflectiveOperationException | RuntimeException unreachable) {
+            internal = null;
+        }
+        INTERNAL = internal;
+        PAIRS_MOVED = moved;
+        DISCARDED = discarded;
     }
 
     private final class ZcSession implements Session {

@@ -115,8 +115,8 @@ final class PointRunner {
                 for (double left = o.warmup; left > 0; left -= 1, slice++) {
                     double seconds1 = Math.min(1, left);
                     long[] res = sustained(map, w, o, threads, valueTemplate, zipf, scan, runSeed ^ (0xABCDL + slice), seconds1);
-                    log.printf(Locale.ROOT, "warm-up %d: %,d ops in %.2f s, %,.0f ops/s%n", slice + 1, res[0], res[1] / 1e9,
-                            res[0] / (res[1] / 1e9));
+                    log.printf(Locale.ROOT, "warm-up %d: %,d ops in %.2f s, %,.0f ops/s%s%n", slice + 1, res[0], res[1] / 1e9,
+                            res[0] / (res[1] / 1e9), suffix(map.state()));
                 }
                 gc0 = gcStats();
                 long[] res = sustained(map, w, o, threads, valueTemplate, zipf, scan, runSeed, o.duration);
@@ -132,7 +132,8 @@ final class PointRunner {
             r.put("offheap_used_after", Long.toString(map.offHeapUsed()));
             r.put("gc_count", Long.toString(gc1[0] - gc0[0]));
             r.put("gc_ms", Long.toString(gc1[1] - gc0[1]));
-            log.printf(Locale.ROOT, "%s %s %d threads: %,.0f ops/s%n", kind.name(), w.id, threads, opsPerSecond);
+            log.printf(Locale.ROOT, "%s %s %d threads: %,.0f ops/s%s%n", kind.name(), w.id, threads, opsPerSecond,
+                    suffix(map.state()));
         } finally {
             map.close();
         }
@@ -355,6 +356,11 @@ final class PointRunner {
             ms += Math.max(0, gc.getCollectionTime());
         }
         return new long[]{n, ms};
+    }
+
+    /** @return {@code state} as a suffix of a log line ("; state"), or "" if empty */
+    private static String suffix(String state) {
+        return state.isEmpty() ? "" : "; " + state;
     }
 
     static String fmt(double v) {
