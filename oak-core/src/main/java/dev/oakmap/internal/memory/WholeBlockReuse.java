@@ -40,6 +40,14 @@ import java.util.concurrent.atomic.LongAdder;
  * until a region needs a block; before its bytes are carved again the owner's {@link BlockAllocator.ReuseGuard} is
  * told, so that references into its old layout can be told apart from the new one.
  *
+ * <h2>Early retirement</h2>
+ * A block may empty but for a few slices that cannot be freed yet (keys that unfinished scans
+ * protect, after a relocation pass). {@link #retireAllBut} then bumps its generation as a
+ * recycle would, but leaves its free count where it is: its listed entries turn stale, so none of
+ * its slices is handed out again, and the owner may give back the pages the pinned slices do not
+ * touch. When the pinned slices are freed, the count reaches the block's size and the block is
+ * recycled as any other ({@link #recycled} forgets the early retirement's bookkeeping).
+ *
  * <p>Generations wrap after 2^26 recycles of one block; an entry that waited on a free list
  * through exactly that many recycles of its block would be taken as current. The free lists
  * are purged long before (every time stale bytes outnumber the listed ones).
