@@ -302,6 +302,27 @@ class WholeBlockReuseTest {
         return refs;
     }
 
+    /** {@link #fillBlocks}, each slice stamped {@code stamp}. */
+    private static List<Long> fillStamped(BlockAllocator a, int blocks, long stamp) {
+        List<Long> refs = fillBlocks(a, blocks);
+        for (long ref : refs) {
+            stamp(a, ref, 1000, stamp);
+        }
+        return refs;
+    }
+
+    /**
+     * Allocates slices of 1,000 bytes, each stamped and checked, until the guard was told of a
+     * second reuse: past the current block, into the one waiting.
+     */
+    private static void allocateUntilToldTwice(BlockAllocator a, List<Integer> told) {
+        while (told.size() < 2) {
+            long ref = a.allocate(1000, BlockAllocator.Kind.VALUE);
+            stamp(a, ref, 1000, 78);
+            assertStamped(a, ref, 1000, 78);
+        }
+    }
+
     /** Frees the slices of {@code refs} (1,000 bytes each) that lie in the block of the first one. */
     private static void freeFirstBlock(BlockAllocator a, List<Long> refs) {
         int first = Refs.blockId(refs.getFirst());
@@ -364,10 +385,7 @@ class WholeBlockReuseTest {
         List<Integer> told = new ArrayList<>();
         a.reuseWholeBlocks(told::add);
         try {
-            List<Long> refs = fillBlocks(a, 3);
-            for (long ref : refs) {
-                stamp(a, ref, 1000, 77);
-            }
+            List<Long> refs = fillStamped(a, 3, 77);
             int first = Refs.blockId(refs.getFirst());
             long firstRef = refs.getFirst();
             freeFirstBlock(a, refs);
@@ -385,11 +403,7 @@ class WholeBlockReuseTest {
             assertEquals(0L, a.segment(firstRef).get(LONG, Refs.offset(firstRef)), "the discarded block reads as zeros");
             assertEquals(0, a.discardSurplusBlocks(0), "a discarded block is not discarded again");
             long reserved = a.reservedBytes();
-            while (told.size() < 2) { // past the current block, into the discarded one
-                long ref = a.allocate(1000, BlockAllocator.Kind.VALUE);
-                stamp(a, ref, 1000, 78);
-                assertStamped(a, ref, 1000, 78);
-            }
+            allocateUntilToldTwice(a, told); // past the current block, into the discarded one
             assertEquals(List.of(first, first), told);
             assertEquals(reserved, a.reservedBytes(), "a new block was mapped while a discarded one waited");
             assertEquals(0, a.discardedBytes());
@@ -412,10 +426,7 @@ class WholeBlockReuseTest {
         List<Integer> told = new ArrayList<>();
         a.reuseWholeBlocks(told::add);
         try {
-            List<Long> refs = fillBlocks(a, 3);
-            for (long ref : refs) {
-                stamp(a, ref, 1000, 77);
-            }
+            List<Long> refs = fillStamped(a, 3, 77);
             int first = Refs.blockId(refs.getFirst());
             List<Long> inFirst = refs.stream().filter(r -> Refs.blockId(r) == first).toList();
             long pinnedA = inFirst.get(5);
@@ -452,11 +463,7 @@ class WholeBlockReuseTest {
             a.free(pinnedB, 1000, BlockAllocator.Kind.VALUE);
             assertEquals(1, a.recycledBlocks(), "recycled once the pinned slices went");
             assertEquals(0, a.discardedBytes());
-            while (told.size() < 2) { // past the current block, into the recycled one
-                long ref = a.allocate(1000, BlockAllocator.Kind.VALUE);
-                stamp(a, ref, 1000, 78);
-                assertStamped(a, ref, 1000, 78);
-            }
+            allocateUntilToldTwice(a, told); // past the current block, into the recycled one
             assertEquals(List.of(first, first), told);
         } finally {
             a.close();
