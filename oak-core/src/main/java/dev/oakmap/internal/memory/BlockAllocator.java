@@ -360,11 +360,8 @@ public final class BlockAllocator {
      */
     private void recycleIfAllFree(WholeBlockReuse whole, int blockId, long word) {
         MemorySegment seg = segments[blockId];
-        if (seg != null && whole.tryRecycle(blockId, word, seg.byteSize())) {
-            long listed;
-            synchronized (this) { // an early retirement's bookkeeping is written under the lock
-                listed = whole.recycled(blockId, seg.byteSize());
-            }
+        long listed;
+        if (seg != null && (listed = whole.tryRecycle(blockId, word, seg.byteSize())) >= 0) {
             free.add(-listed);
             whole.offer(pool.block(blockId));
         }

@@ -128,31 +128,37 @@ final class WholeBlockReuse {
 
     /**
      * Recycles the block if {@code word} (produced by an update of this thread) says that all of
-     * its {@code size} bytes are free, and the word has not changed since.
+     * its {@code size} bytes are free, and the word has not changed since. Lock-free, as the
+     * free path is; also forgets an early retirement of the block ({@link #retireAllBut}).
      *
-     * @return true if this call recycled it: the caller puts it on {@link #ready} and stops
-     *     counting its listed bytes as free
+     * @return -1 if this call did not recycle it; else the bytes of its free-list entries that
+     *     counted as listed until now (all of them, or those freed since an early retirement): the
+     *     caller puts the block on {@link #ready} and stops counting them as free
      */
-    boolean tryRecycle(int blockId, long word, long size) {
+    long tryRecycle(int blockId, long word, long size) {
         if ((word & FREE_MASK) * Refs.GRANULE != size) {
-            return false;
+            return -1;
         }
         long next = (long) ((generation(word) + 1) & GEN_MASK) << FREE_BITS; // nothing free
         if (!WORD.compareAndSet(words, blockId, word, next)) {
-            return false;
+            return -1;
         }
-        stale.add(size - retiredEarly[blockId]); // the rest went stale when it was retired early
+        // set before the CAS that retired the block early, which this CAS follows
+        long early = (long) WORD.getAndSet(retiredEarly, blockId, 0L);
+        retiredEarlyBytes.add(-early);
+        partlyDiscardedBytes.add(-(long) WORD.getAndSet(partlyDiscarded, blockId, 0L));
+        stale.add(size - early); // the rest went stale when it was retired early
         recycled.increment();
-        return true;
+        return size - early;
     }
 
     /**
      * Bytes of each block whose free-list entries {@link #retireAllBut} made stale before the
      * block was recycled (they no longer count as listed); 0 for other blocks. Set before the CAS
      * that retires the block, so that the thread whose {@link #tryRecycle} later wins it reads
-     * it; cleared by that thread ({@link #recycled}) under the allocator's lock. (A retirement
-     * whose CAS fails clears it again; a recycle racing that, of a block all free, would count
-     * its stale bytes short: {@link #staleBytes} is an estimate that only paces purges.)
+     * it, and taken back by that thread. (A retirement whose CAS fails clears it again; a
+     * recycle racing that, of a block all free, would count its stale bytes short:
+     * {@link #staleBytes} is an estimate that only paces purges.) Accessed through {@link #WORD}.
      */
     private final long[] retiredEarly = new long[Refs.MAX_BLOCK_ID + 1];
     /** Bytes of pages given back by {@link BlockAllocator#discardAllBut}, per block, until it is recycled. */
@@ -175,13 +181,13 @@ final class WholeBlockReuse {
     long retireAllBut(int blockId, long pinned, long size) {
         long word = (long) WORD.getVolatile(words, blockId);
         long listed = (word & FREE_MASK) * Refs.GRANULE;
-        if (retiredEarly[blockId] != 0 || pinned <= 0 || listed != size - pinned) {
+        if ((long) WORD.getVolatile(retiredEarly, blockId) != 0 || pinned <= 0 || listed != size - pinned) {
             return -1;
         }
         long next = ((long) ((generation(word) + 1) & GEN_MASK) << FREE_BITS) | (word & FREE_MASK);
-        retiredEarly[blockId] = listed; // before the CAS, which publishes it to the block's recycler
+        WORD.setVolatile(retiredEarly, blockId, listed); // before the CAS: see tryRecycle
         if (!WORD.compareAndSet(words, blockId, word, next)) {
-            retiredEarly[blockId] = 0;
+            WORD.setVolatile(retiredEarly, blockId, 0L);
             return -1;
         }
         stale.add(listed);
@@ -189,25 +195,17 @@ final class WholeBlockReuse {
         return listed;
     }
 
-    /** Counts {@code bytes} of pages of early-retired block {@code blockId} as given back. */
-    void partlyDiscarded(int blockId, long bytes) {
-        partlyDiscarded[blockId] += bytes;
-        partlyDiscardedBytes.add(bytes);
-    }
-
     /**
-     * Forgets block {@code blockId}'s early retirement once it is recycled (by the thread whose
-     * {@link #tryRecycle} won it).
-     *
-     * @return the bytes of its entries that were still counted as listed until the recycle
+     * Counts {@code bytes} of pages of early-retired block {@code blockId} as given back, unless
+     * the block was recycled meanwhile (then {@link #tryRecycle} has forgotten it, and the count
+     * is taken back here: whichever side takes the block's figure takes it once).
      */
-    long recycled(int blockId, long size) {
-        long early = retiredEarly[blockId];
-        retiredEarly[blockId] = 0;
-        retiredEarlyBytes.add(-early);
-        partlyDiscardedBytes.add(-partlyDiscarded[blockId]);
-        partlyDiscarded[blockId] = 0;
-        return size - early;
+    void partlyDiscarded(int blockId, long bytes) {
+        WORD.getAndAdd(partlyDiscarded, blockId, bytes);
+        partlyDiscardedBytes.add(bytes);
+        if ((long) WORD.getVolatile(retiredEarly, blockId) == 0) {
+            partlyDiscardedBytes.add(-(long) WORD.getAndSet(partlyDiscarded, blockId, 0L));
+        }
     }
 
     /** @return free bytes of blocks retired early and not yet recycled: not handed out meanwhile */
