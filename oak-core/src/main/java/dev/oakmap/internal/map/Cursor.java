@@ -97,8 +97,8 @@ import java.util.Arrays;
  * of it, most of them far from the one before, asks for that chunk to be laid out anew in key
  * order ({@link InternalOakMap#placeScattered}), once its new position is set (so the request
  * replaces only a chunk the cursor is done with, and the cursor meets a replaced chunk the way it
- * meets any concurrent rebalance). The scanning thread pays the copy, once per chunk; a request
- * made while another rebalance runs is dropped, not waited on.
+ * meets any concurrent rebalance). The request is queued and the scan goes on: the map's placer
+ * thread ({@code Placer}) pays the copy, once per chunk.
  */
 public final class Cursor<K, V> {
     private final InternalOakMap<K, V> map;

@@ -99,6 +99,8 @@ public final class InternalOakMap<K, V> {
     private final OakSerializer<V> valueSerializer;
     private final Function<OakScopedReadBuffer, V> deserializer;
     private final BlockAllocator allocator;
+    /** Lays out anew the chunks scans find scattered; null unless the map places on scans. */
+    private final Placer placer;
     private final SliceManager values;
     /** Whether a value reference is live: for {@link Chunk#skipDeadPrefix}, one object per map. */
     private final LongPredicate liveValues;
@@ -161,6 +163,7 @@ public final class InternalOakMap<K, V> {
         this.index = new ChunkIndex(Chunk.empty(Rebalancer.slotsFor(0, chunkCapacity, rebalanceRatio)));
         this.rebalancer = new Rebalancer(index, keys, values, keyHazards, chunkCapacity, rebalanceRatio,
                 placePairs, placeOnScans && allocator.reusesWholeBlocks(), () -> closed);
+        this.placer = rebalancer.placesOnRequest() ? new Placer(this::placeNow, this::discardSurplusBlocks, () -> closed) : null;
         this.release = allocator.closeWhenUnreachable(this);
     }
 
@@ -843,13 +846,33 @@ public final class InternalOakMap<K, V> {
     }
 
     /**
-     * Lays chunk {@code c} out anew, every live pair moved into key order, for a scan that found
-     * its pairs scattered: unless the map does not place on request, another rebalance runs now,
-     * or the memory this takes (estimated from the map's mean slice bytes per mapping) would
-     * leave too little headroom ({@link BlockAllocator#roomToRelocate}).
+     * Asks for chunk {@code c}, whose pairs a scan found scattered, to be laid out anew in key
+     * order, by the map's {@link Placer} thread ({@link #placeNow}); returns at once. Does nothing
+     * unless the map places on scans.
      */
     void placeScattered(Chunk c) {
-        if (!rebalancer.placesOnRequest() || c.isFrozen() || c.isReleased()) {
+        if (placer != null && !c.isFrozen() && !c.isReleased()) {
+            placer.request(c);
+        }
+    }
+
+    /**
+     * For tests: waits until the chunks scans asked for so far are laid out (or refused).
+     *
+     * @return false if that took more than ten seconds
+     */
+    public boolean awaitPlacement() throws InterruptedException {
+        return placer == null || placer.awaitIdle(10_000_000_000L);
+    }
+
+    /**
+     * Lays chunk {@code c} out anew, every live pair moved into key order (the {@link Placer}'s
+     * work, after any rebalance that runs now): unless {@code c} was replaced meanwhile, or the
+     * memory this takes (estimated from the map's mean slice bytes per mapping) would leave too
+     * little headroom ({@link BlockAllocator#roomToRelocate}).
+     */
+    private void placeNow(Chunk c) {
+        if (closed || c.isFrozen() || c.isReleased()) {
             return;
         }
         long mappings = size.sum();
@@ -861,7 +884,6 @@ public final class InternalOakMap<K, V> {
             decideLookAhead();
             values.reclaimNow(); // the moved values' originals: else the last batch keeps every old block from emptying
         }
-        discardSurplusBlocks();
     }
 
     /**

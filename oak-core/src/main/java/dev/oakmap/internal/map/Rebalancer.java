@@ -81,8 +81,8 @@ import java.util.function.BooleanSupplier;
  * order, into fresh memory, by the same steps as above. The chunk then reads as one sequential
  * stream; a later scan asks again only once insertions have scattered most of it. A chunk that
  * saw no insertion or removal since its build keeps its shape; others are rebuilt as a
- * rebalance would. The request does not wait: if another rebalance runs, it is dropped (a later
- * scan asks again). Moves are possible only where blocks are reused whole (the copies' originals
+ * rebalance would. The scan does not wait: it queues the request for the map's placer thread
+ * ({@code Placer}), which waits for the rebalancer's lock instead. Moves are possible only where blocks are reused whole (the copies' originals
  * then empty whole blocks, which become the next copies' fresh memory), and the caller checks the
  * headroom first ({@code BlockAllocator#roomToRelocate}): a map laid out at random empties no old
  * block before most of its pairs have moved, so a pass over a whole map holds up to about twice
@@ -261,16 +261,18 @@ final class Rebalancer {
 
     /**
      * Rebuilds {@code c} with every live pair moved into fresh memory in key order (see
-     * "Placement on request"), unless another rebalance runs now (the caller does not wait for
-     * it), {@code c} is being or was replaced, or the map does not place on request.
+     * "Placement on request"), unless {@code c} is being or was replaced, or the map does not
+     * place on request. Waits for a rebalance that runs now: the caller is the map's placer
+     * thread, which nobody waits for.
      *
      * @return true if {@code c} was rebuilt
      * @throws OakClosedException if the map was closed
      */
     boolean placeOnRequest(Chunk c) {
-        if (!placesOnRequest || !lock.tryLock()) {
+        if (!placesOnRequest) {
             return false;
         }
+        lock.lock();
         try {
             if (closed.getAsBoolean()) {
                 throw new OakClosedException();

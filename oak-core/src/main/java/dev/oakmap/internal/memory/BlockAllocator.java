@@ -363,7 +363,10 @@ public final class BlockAllocator {
         long listed;
         if (seg != null && (listed = whole.tryRecycle(blockId, word, seg.byteSize())) >= 0) {
             free.add(-listed);
-            whole.offer(pool.block(blockId));
+            Block b = pool.block(blockId);
+            if (b != null) { // null once the allocator closed and gave its blocks back: nothing to reuse
+                whole.offer(b);
+            }
         }
     }
 

@@ -486,4 +486,19 @@ class WholeBlockReuseTest {
             full.close();
         }
     }
+
+    /**
+     * A slice freed after its allocator closed (a reclaimer or the map's placer thread finishing
+     * its batch as the map closes) may complete a block's free count: nothing is recycled, and
+     * nothing is thrown, as the block went back to the pool with the others.
+     */
+    @Test
+    void slicesFreedAfterCloseRecycleNothing() {
+        BlockAllocator a = new BlockAllocator(new BlockPool(), BLOCK, 1L << 30);
+        a.reuseWholeBlocks(id -> { });
+        List<Long> refs = fillBlocks(a, 2);
+        a.close();
+        freeFirstBlock(a, refs);
+        assertEquals(0, a.reservedBytes());
+    }
 }
