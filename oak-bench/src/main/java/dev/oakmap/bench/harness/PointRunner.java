@@ -23,8 +23,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *       {@code warmup} seconds (discarded), then again for {@code duration} seconds (measured); each
  *       thread picks keys uniformly (or Zipfian) over the whole range with its own generator,
  *       seeded from the run's seed, so every map sees the same key sequences. The warm-up runs in
- *       slices of a second, each logged with its rate, so a run's log shows how the map warms
- *       up (the JIT, and a map that reorganizes itself under the workload).</li>
+ *       slices of a second, each logged with its rate and the map's {@link BenchMap#state}, so a
+ *       run's log shows how the map warms up (the JIT, and a map that reorganizes itself under
+ *       the workload: for Oak, the pairs it moved and the memory it held and gave back).</li>
  * </ol>
  * For {@code ingest}, the warm-up is ingestion into throwaway maps, one after another, for
  * {@code warmup} seconds, and the measured figure is the ingestion stage itself. For the other
