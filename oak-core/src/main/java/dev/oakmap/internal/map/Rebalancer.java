@@ -234,9 +234,10 @@ final class Rebalancer {
                 for (long ref : free) {
                     keys.delete(ref);
                 }
-                if (hazards.deferredCount() > 0) {
-                    // the keys still deferred may be all that keeps old blocks from emptying: give
-                    // back the pages around them (blocks already retired so are skipped)
+                if (free.length == 0 && hazards.deferredCount() > 0) {
+                    // no key went: the ones still deferred are those of scans that broke off, and
+                    // may be all that keeps old blocks from emptying. Give back the pages around
+                    // them (blocks already retired so are skipped)
                     keys.slices().discardAllBut(hazards.deferredKeys());
                 }
                 deferredRetryInterval = free.length > 0 ? DEFERRED_RETRY_MIN_NANOS

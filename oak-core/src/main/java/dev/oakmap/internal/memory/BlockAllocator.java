@@ -8,7 +8,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.lang.ref.Cleaner;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -17,6 +16,7 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongUnaryOperator;
 
 /**
  * The off-heap allocator of one map: hands out 4-aligned slices of blocks taken from a
@@ -383,38 +383,36 @@ public final class BlockAllocator {
      * nothing without whole-block reuse or native access.
      *
      * @param pinnedRefs references of slices in use that nobody may free while this runs (the
-     *     caller holds what keeps them from being freed), in any order
-     * @param pinnedSizes the sizes they were allocated with, index for index
+     *     caller holds what keeps them from being freed), in any order; sorted by this call
+     * @param sizeOf the size a pinned slice was allocated with
      * @return bytes of pages given back
      */
-    public synchronized long discardAllBut(long[] pinnedRefs, long[] pinnedSizes) {
+    public synchronized long discardAllBut(long[] pinnedRefs, LongUnaryOperator sizeOf) {
         WholeBlockReuse whole = reuse;
         if (whole == null || closed || !NativeMemory.available() || pinnedRefs.length == 0) {
             return 0;
         }
-        Integer[] byLocation = new Integer[pinnedRefs.length];
-        for (int i = 0; i < byLocation.length; i++) {
-            byLocation[i] = i;
-        }
-        Arrays.sort(byLocation, Comparator.comparingLong(i -> Refs.location(pinnedRefs[i])));
+        // a reference's bits are its block id, then its offset: sorted as numbers, the slices of
+        // a block come together, by offset (blocks with the top id bit set sort first: no matter)
+        Arrays.sort(pinnedRefs);
         long given = 0;
-        for (int from = 0; from < byLocation.length; ) {
-            int blockId = Refs.blockId(pinnedRefs[byLocation[from]]);
+        for (int from = 0; from < pinnedRefs.length; ) {
+            int blockId = Refs.blockId(pinnedRefs[from]);
             int to = from;
             long pinned = 0;
-            while (to < byLocation.length && Refs.blockId(pinnedRefs[byLocation[to]]) == blockId) {
-                pinned += slotBytes(pinnedSizes[byLocation[to]]);
+            while (to < pinnedRefs.length && Refs.blockId(pinnedRefs[to]) == blockId) {
+                pinned += slotBytes(sizeOf.applyAsLong(pinnedRefs[to]));
                 to++;
             }
-            given += discardAllBut(whole, blockId, pinnedRefs, pinnedSizes, byLocation, from, to, pinned);
+            given += discardAllBut(whole, blockId, pinnedRefs, from, to, pinned, sizeOf);
             from = to;
         }
         return given;
     }
 
-    /** {@link #discardAllBut(long[], long[])} for one block, whose pinned slices are {@code byLocation[from, to)}. */
-    private long discardAllBut(WholeBlockReuse whole, int blockId, long[] refs, long[] sizes, Integer[] byLocation,
-                               int from, int to, long pinned) {
+    /** {@link #discardAllBut(long[], LongUnaryOperator)} for one block, whose pinned slices are {@code refs[from, to)}. */
+    private long discardAllBut(WholeBlockReuse whole, int blockId, long[] refs, int from, int to, long pinned,
+                               LongUnaryOperator sizeOf) {
         MemorySegment seg = segments[blockId];
         // a retired block's free bytes are handed out no more until it is recycled: only while
         // the capacity still has room for as many fresh ones (else writers would run out first)
@@ -428,14 +426,14 @@ public final class BlockAllocator {
         long given = 0;
         long keptTo = 0; // pages below this hold a pinned slice
         for (int i = from; i <= to; i++) {
-            long start = i < to ? Refs.offset(refs[byLocation[i]]) : seg.byteSize();
+            long start = i < to ? Refs.offset(refs[i]) : seg.byteSize();
             long gapFrom = pageCeil(keptTo);
             long gapTo = i < to ? pageFloor(start) : seg.byteSize();
             if (gapTo > gapFrom && block.discardPages(gapFrom, gapTo - gapFrom)) {
                 given += gapTo - gapFrom;
             }
             if (i < to) {
-                keptTo = Math.max(keptTo, start + slotBytes(sizes[byLocation[i]]));
+                keptTo = Math.max(keptTo, start + slotBytes(sizeOf.applyAsLong(refs[i])));
             }
         }
         whole.partlyDiscarded(blockId, given);

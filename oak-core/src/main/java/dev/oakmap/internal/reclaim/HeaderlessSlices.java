@@ -138,10 +138,6 @@ public final class HeaderlessSlices extends SliceManager {
         if (!reclaimed) {
             return 0;
         }
-        long[] sizes = new long[pinned.length];
-        for (int i = 0; i < pinned.length; i++) {
-            sizes[i] = sliceBytes(Refs.aux(pinned[i]));
-        }
-        return allocator.discardAllBut(pinned, sizes);
+        return allocator.discardAllBut(pinned, ref -> sliceBytes(Refs.aux(ref)));
     }
 }

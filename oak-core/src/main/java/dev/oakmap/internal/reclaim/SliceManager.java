@@ -95,7 +95,7 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
      * nothing but where the slices have no header that a stale reference could read, and deleted
      * slices are reused: the blocks' other slices are then all deleted ones.
      *
-     * @param pinned slices of this manager, live, that cannot be deleted yet
+     * @param pinned slices of this manager, live, that cannot be deleted yet (sorted by this call)
      * @return bytes of pages given back
      */
     public long discardAllBut(long[] pinned) {
