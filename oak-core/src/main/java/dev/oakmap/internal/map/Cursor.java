@@ -684,7 +684,7 @@ public final class Cursor<K, V> {
         chunkSteps = 0;
         chunkFar = 0;
         if (placesOnScans && !scatteredChunk) {
-            map.discardSurplusBlocks(); // the blocks that earlier placements emptied (placeScattered does it too)
+            map.discardSurplusBlocks(); // the blocks that earlier placements emptied (the placer does it too)
         }
         return scatteredChunk ? left : null;
     }

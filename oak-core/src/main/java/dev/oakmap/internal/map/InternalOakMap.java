@@ -163,7 +163,8 @@ public final class InternalOakMap<K, V> {
         this.index = new ChunkIndex(Chunk.empty(Rebalancer.slotsFor(0, chunkCapacity, rebalanceRatio)));
         this.rebalancer = new Rebalancer(index, keys, values, keyHazards, chunkCapacity, rebalanceRatio,
                 placePairs, placeOnScans && allocator.reusesWholeBlocks(), () -> closed);
-        this.placer = rebalancer.placesOnRequest() ? new Placer(this::placeNow, this::discardSurplusBlocks, () -> closed) : null;
+        this.placer = rebalancer.placesOnRequest()
+                ? new Placer(this::placeNow, this::discardSurplusBlocks, () -> closed) : null;
         this.release = allocator.closeWhenUnreachable(this);
     }
 
@@ -891,7 +892,8 @@ public final class InternalOakMap<K, V> {
      * keeps for its next regions and placements (two blocks, or an eighth of its data if more):
      * a pass over a map laid out at random leaves about as many empty blocks as the map had.
      * Deletes first the keys that scans no longer protect, which would keep those blocks from
-     * emptying. Cheap when there are none. Scans in maps that place call it at each chunk they enter.
+     * emptying. Cheap when there are none. Scans in maps that place call it at each chunk they
+     * enter, and the placer once its queue is empty.
      */
     void discardSurplusBlocks() {
         rebalancer.retryDeferredKeys();
@@ -900,7 +902,7 @@ public final class InternalOakMap<K, V> {
 
     /** @return whether scans may ask for the chunks they find scattered to be laid out anew */
     boolean placesOnScans() {
-        return rebalancer.placesOnRequest();
+        return placer != null;
     }
 
     private void removed(Chunk c) {
@@ -1115,7 +1117,10 @@ public final class InternalOakMap<K, V> {
         return allocator.reservedBytes();
     }
 
-    /** @return off-heap bytes of empty blocks kept whose pages were given back to the OS (see {@link #discardSurplusBlocks}) */
+    /**
+     * @return off-heap bytes of held blocks whose pages were given back to the OS: empty ones
+     *     ({@link #discardSurplusBlocks}) and ones only deferred keys pin ({@link BlockAllocator#discardAllBut})
+     */
     public long offHeapDiscardedBytes() {
         return allocator.discardedBytes();
     }

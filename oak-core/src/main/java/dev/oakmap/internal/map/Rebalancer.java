@@ -82,9 +82,9 @@ import java.util.function.BooleanSupplier;
  * stream; a later scan asks again only once insertions have scattered most of it. A chunk that
  * saw no insertion or removal since its build keeps its shape; others are rebuilt as a
  * rebalance would. The scan does not wait: it queues the request for the map's placer thread
- * ({@code Placer}), which waits for the rebalancer's lock instead. Moves are possible only where blocks are reused whole (the copies' originals
- * then empty whole blocks, which become the next copies' fresh memory), and the caller checks the
- * headroom first ({@code BlockAllocator#roomToRelocate}): a map laid out at random empties no old
+ * ({@code Placer}), which waits for the rebalancer's lock instead. Moves are possible only where
+ * blocks are reused whole (the copies' originals then empty whole blocks, which become the next
+ * copies' fresh memory), and the caller checks the headroom first ({@code BlockAllocator#roomToRelocate}): a map laid out at random empties no old
  * block before most of its pairs have moved, so a pass over a whole map holds up to about twice
  * its bytes meanwhile. Every rebalance of such a map records where its values went, moved or
  * not, so that views follow later moves.
@@ -474,8 +474,8 @@ final class Rebalancer {
     /**
      * Deletes the keys that no chunk links any more: those of the dropped entries and, after a
      * merge, the minimum key of the absorbed chunk, and a minimum key that placement moved, but
-     * never {@code kept}, the first replacement's minimum key. Runs after the replacements are linked, so only operations still
-     * reading the released chunks (or an old index snapshot) can meet these keys; their reads
+     * never {@code kept}, the first replacement's minimum key. Runs after the replacements are
+     * linked, so only operations still reading the released chunks (or an old index snapshot) can meet these keys; their reads
      * fail validation and they start over ({@link dev.oakmap.internal.chunk.StaleKeyException}).
      * Keys that a stream scan is on are kept until a later rebalance finds them free.
      */

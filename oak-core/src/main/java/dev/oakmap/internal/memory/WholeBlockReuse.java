@@ -46,7 +46,7 @@ import java.util.concurrent.atomic.LongAdder;
  * recycle would, but leaves its free count where it is: its listed entries turn stale, so none of
  * its slices is handed out again, and the owner may give back the pages the pinned slices do not
  * touch. When the pinned slices are freed, the count reaches the block's size and the block is
- * recycled as any other ({@link #recycled} forgets the early retirement's bookkeeping).
+ * recycled as any other ({@link #tryRecycle} forgets the early retirement's bookkeeping).
  *
  * <p>Generations wrap after 2^26 recycles of one block; an entry that waited on a free list
  * through exactly that many recycles of its block would be taken as current. The free lists

@@ -53,9 +53,8 @@ class WholeBlockReuseTest {
 
     @Test
     void aBlockWhoseSlicesAreAllFreedIsCarvedAgainBeforeANewOneIsMapped() {
-        BlockAllocator a = new BlockAllocator(new BlockPool(), BLOCK, 1L << 30);
         List<Integer> told = new ArrayList<>();
-        a.reuseWholeBlocks(told::add);
+        BlockAllocator a = reusing(told::add);
         try {
             List<long[]> live = new ArrayList<>();
             while (a.reservedBytes() < 3 * BLOCK) {
@@ -152,8 +151,7 @@ class WholeBlockReuseTest {
      */
     @Test
     void entriesOfRecycledBlocksDoNotPileUp() {
-        BlockAllocator a = new BlockAllocator(new BlockPool(), BLOCK, 1L << 30);
-        a.reuseWholeBlocks(id -> { });
+        BlockAllocator a = reusing(id -> { });
         try {
             long[] refs = new long[300];
             for (int cycle = 0; cycle < 60; cycle++) {
@@ -293,6 +291,13 @@ class WholeBlockReuseTest {
         }
     }
 
+    /** @return an allocator of {@link #BLOCK}-byte blocks, 1 GiB of capacity, reusing blocks whole behind {@code guard} */
+    private static BlockAllocator reusing(BlockAllocator.ReuseGuard guard) {
+        BlockAllocator a = new BlockAllocator(new BlockPool(), BLOCK, 1L << 30);
+        a.reuseWholeBlocks(guard);
+        return a;
+    }
+
     /** Allocates slices of 1,000 bytes until {@code blocks} blocks are held. @return their references */
     private static List<Long> fillBlocks(BlockAllocator a, int blocks) {
         List<Long> refs = new ArrayList<>();
@@ -348,8 +353,7 @@ class WholeBlockReuseTest {
         } finally {
             plain.close();
         }
-        BlockAllocator a = new BlockAllocator(new BlockPool(), BLOCK, 1L << 30);
-        a.reuseWholeBlocks(id -> { });
+        BlockAllocator a = reusing(id -> { });
         try {
             fillBlocks(a, 4);
             long limit = (long) (BlockAllocator.RELOCATION_HEADROOM * a.usedBytes()) + 2 * BLOCK - a.reservedBytes();
@@ -381,9 +385,8 @@ class WholeBlockReuseTest {
      */
     @Test
     void surplusRecycledBlocksGiveTheirPagesBackAndAreStillReused() {
-        BlockAllocator a = new BlockAllocator(new BlockPool(), BLOCK, 1L << 30);
         List<Integer> told = new ArrayList<>();
-        a.reuseWholeBlocks(told::add);
+        BlockAllocator a = reusing(told::add);
         try {
             List<Long> refs = fillStamped(a, 3, 77);
             int first = Refs.blockId(refs.getFirst());
@@ -422,9 +425,8 @@ class WholeBlockReuseTest {
      */
     @Test
     void aBlockHoldingOnlyPinnedSlicesGivesBackThePagesAroundThem() {
-        BlockAllocator a = new BlockAllocator(new BlockPool(), BLOCK, 1L << 30);
         List<Integer> told = new ArrayList<>();
-        a.reuseWholeBlocks(told::add);
+        BlockAllocator a = reusing(told::add);
         try {
             List<Long> refs = fillStamped(a, 3, 77);
             int first = Refs.blockId(refs.getFirst());
@@ -494,8 +496,7 @@ class WholeBlockReuseTest {
      */
     @Test
     void slicesFreedAfterCloseRecycleNothing() {
-        BlockAllocator a = new BlockAllocator(new BlockPool(), BLOCK, 1L << 30);
-        a.reuseWholeBlocks(id -> { });
+        BlockAllocator a = reusing(id -> { });
         List<Long> refs = fillBlocks(a, 2);
         a.close();
         freeFirstBlock(a, refs);
