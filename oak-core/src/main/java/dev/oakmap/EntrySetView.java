@@ -37,6 +37,7 @@ final class EntrySetView<K, V> extends AbstractSet<Map.Entry<K, V>> {
     @Override
     public boolean contains(Object o) {
         if (!(o instanceof Map.Entry<?, ?> e)) {
+            m.ensureOpen(); // no entry to look up, but a closed map still says so
             return false;
         }
         V v = m.get(e.getKey());
@@ -46,6 +47,7 @@ final class EntrySetView<K, V> extends AbstractSet<Map.Entry<K, V>> {
     @Override
     public boolean remove(Object o) {
         if (!(o instanceof Map.Entry<?, ?> e)) {
+            m.ensureOpen();
             return false;
         }
         return m.remove(e.getKey(), e.getValue());

@@ -163,6 +163,7 @@ final class KeySetView<K, V> extends AbstractSet<K> implements NavigableSet<K> {
     @Override
     public boolean removeAll(Collection<?> c) {
         Objects.requireNonNull(c);
+        m.ensureOpen(); // an empty c would otherwise not reach the map
         boolean modified = false;
         for (Object e : c) {
             if (remove(e)) {

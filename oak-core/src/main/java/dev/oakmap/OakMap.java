@@ -357,6 +357,20 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
     }
 
     /**
+     * Copies every mapping of {@code map} into this map, one {@link #put} at a time (not atomic as
+     * a whole). Throws {@link OakClosedException} after {@link #close()} even when {@code map} is
+     * empty.
+     *
+     * @throws IllegalArgumentException if a key is outside this view's range; the mappings before
+     *     it were put
+     */
+    @Override
+    public void putAll(Map<? extends K, ? extends V> map) {
+        ensureOpen();
+        super.putAll(map);
+    }
+
+    /**
      * {@inheritDoc}
      *
      * @throws IllegalArgumentException if {@code key} is outside this view's range
@@ -392,6 +406,7 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
     public boolean remove(Object key, Object value) {
         K k = (K) Objects.requireNonNull(key, "key");
         if (value == null) {
+            ensureOpen();
             return false;
         }
         if (!inRange(k)) {
@@ -434,13 +449,22 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
      * <p>Atomic: see the class documentation for when {@code remappingFunction} may be invoked more
      * than once. It must not access this map.
      *
-     * @throws IllegalArgumentException if {@code key} is outside this view's range
+     * @throws IllegalArgumentException if {@code key} is outside this view's range and the
+     *     function returns a value (as in {@code ConcurrentSkipListMap}'s sub-maps, an out-of-range
+     *     key is absent: the function is called with a null value, and a null result is simply
+     *     returned)
      */
     @Override
     public V compute(K key, BiFunction<? super K, ? super V, ? extends V> remappingFunction) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(remappingFunction, "remappingFunction");
-        checkInRange(key);
+        if (!inRange(key)) {
+            ensureOpen();
+            if (remappingFunction.apply(key, null) == null) {
+                return null;
+            }
+            checkInRange(key);
+        }
         return internal.compute(key, remappingFunction);
     }
 
@@ -459,6 +483,7 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(mappingFunction, "mappingFunction");
         if (!inRange(key)) {
+            ensureOpen();
             if (mappingFunction.apply(key) == null) {
                 return null;
             }
