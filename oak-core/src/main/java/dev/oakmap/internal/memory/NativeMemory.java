@@ -45,7 +45,8 @@ import java.lang.invoke.MethodHandle;
  *
  * <p>Used only where it is allowed without warnings: on Linux, when native access is enabled
  * for this module ({@code --enable-native-access=dev.oakmap}, or {@code ALL-UNNAMED} on the
- * class path), and unless {@code -Doak.hugePages=false}. Otherwise, and if any step fails,
+ * class path), and unless {@code -Doak.hugePages=false} ({@code always} maps every block as huge
+ * pages: see {@code BlockAllocator}, "Page sizes"). Otherwise, and if any step fails,
  * {@link #map} returns null and the caller falls back to {@link Arena#allocate}. The region
  * needs the same, and can be turned off alone with {@code -Doak.blockRegion=false}; where the
  * kernel refuses the reservation (strict overcommit, an address-space limit), blocks are mapped
@@ -127,6 +128,14 @@ final class NativeMemory {
     /** @return true if blocks are mapped with {@code mmap} and huge-page advice */
     static boolean available() {
         return MMAP != null;
+    }
+
+    /**
+     * @return true if every block should be mapped as huge pages, however long they take to get
+     *     ({@code -Doak.hugePages=always}, where blocks are mapped with advice at all)
+     */
+    static boolean hugePagesAlways() {
+        return MMAP != null && "always".equalsIgnoreCase(System.getProperty("oak.hugePages"));
     }
 
     /** @return true if blocks can be mapped into the region ({@link #mapSlot}) */

@@ -247,6 +247,37 @@ class BlockPoolTest {
     }
 
     /**
+     * With every block wanted in huge pages ({@code -Doak.hugePages=always}), a writer never maps
+     * a block of its own while a spare is in flight: it waits, takes the spare, and spares stay
+     * huge.
+     */
+    @Test
+    void writersWaitForTheSpareWhenEveryBlockIsWantedHuge() {
+        BlockPool pool = new BlockPool();
+        long block = 2 * BlockAllocator.MAP_AHEAD_MIN_BLOCK;
+        for (int round = 0; round < 10; round++) {
+            BlockAllocator a = new BlockAllocator(pool, block, 16 * block);
+            a.mapEveryBlockHuge();
+            try {
+                a.allocate(block, BlockAllocator.Kind.VALUE);
+                a.allocate(block, BlockAllocator.Kind.VALUE); // starts mapping a spare
+                long mappedBefore = a.blocksMappedByWriters();
+                for (int b = 3; b <= 6; b++) {
+                    long ref = a.allocate(block, BlockAllocator.Kind.VALUE); // at once: the spare is mostly in flight
+                    assertEquals(0, Refs.offset(ref), "round " + round + ": block " + b + " starts a block");
+                    assertEquals(mappedBefore, a.blocksMappedByWriters(), "round " + round + ": block " + b
+                            + " is the spare, not one the writer mapped");
+                    assertTrue(a.sparesHuge(), "round " + round + ": spares stay huge");
+                }
+                assertEquals(7 * block, a.reservedBytes(), "round " + round + ": six blocks and the next spare");
+            } finally {
+                a.close();
+            }
+            assertEquals(0, pool.reservedBytes(), "round " + round + ": close released every block and the spare");
+        }
+    }
+
+    /**
      * A writer that needs a block while the spare is still being mapped waits for it: with the
      * capacity taken by the in-flight spare, mapping a block of its own would fail.
      */
