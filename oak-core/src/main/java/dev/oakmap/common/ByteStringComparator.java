@@ -176,6 +176,7 @@ public class ByteStringComparator<K> implements OakComparator<K> {
      * @return a segment over the array
      */
     private MemorySegment serialized(K key) {
+        Objects.requireNonNull(key, "key"); // as the class comment says, not the serializer's failure
         int size = Codec.sizeOf(serializer, key, Refs.MAX_AUX); // no map holds a longer key
         MemorySegment bytes = MemorySegment.ofArray(new byte[size]);
         Codec.write(serializer, key, bytes, 0, size);

@@ -38,7 +38,11 @@ import java.util.function.Function;
  * <li>{@link #delete} deletes a published slice; exactly one of several concurrent deletes wins.
  * </ul>
  * Buffers handed to the functions are valid only during the call. Calls must not be nested
- * (a function must not call back into the same manager). All methods are thread-safe.
+ * (a function must not call back into the same manager); a function that reads, writes or
+ * deletes its own slice this way fails with {@link IllegalStateException} rather than wait for
+ * itself. A pointer this manager did not hand out (another manager's, or a made-up number whose
+ * block is not this manager's) is rejected with {@link IllegalArgumentException}. All methods
+ * are thread-safe.
  *
  * <pre>{@code
  * try (Somar memory = Somar.create(MemoryScheme.NOVA, 1L << 30)) {
@@ -97,6 +101,10 @@ public interface Somar extends AutoCloseable {
      * @return what {@code reader} returned on a run over consistent bytes
      * @throws DeletedMemoryAccessException if the slice was deleted
      * @throws NullPointerException if {@code reader} is null
+     * @throws IllegalArgumentException if {@code pointer} points into no block of this manager
+     *     (another manager's pointer, for instance)
+     * @throws IllegalStateException if the function accessed its own slice through this manager
+     *     (see the class comment)
      * @throws OakClosedException if closed
      */
     <R> R read(long pointer, Function<? super OakScopedReadBuffer, ? extends R> reader);
@@ -111,6 +119,10 @@ public interface Somar extends AutoCloseable {
      * @return what {@code writer} returned
      * @throws DeletedMemoryAccessException if the slice was deleted
      * @throws NullPointerException if {@code writer} is null
+     * @throws IllegalArgumentException if {@code pointer} points into no block of this manager
+     *     (another manager's pointer, for instance)
+     * @throws IllegalStateException if the function accessed its own slice through this manager
+     *     (see the class comment)
      * @throws OakClosedException if closed
      */
     <R> R write(long pointer, Function<? super OakScopedWriteBuffer, ? extends R> writer);
@@ -121,6 +133,10 @@ public interface Somar extends AutoCloseable {
      *
      * @param pointer the slice's safe pointer
      * @return true if this call deleted it, false if it was already deleted
+     * @throws IllegalArgumentException if {@code pointer} points into no block of this manager
+     *     (another manager's pointer, for instance)
+     * @throws IllegalStateException if called from a function running over the same slice
+     *     (see the class comment)
      * @throws OakClosedException if closed
      */
     boolean delete(long pointer);
@@ -133,14 +149,24 @@ public interface Somar extends AutoCloseable {
      * @param writer the function to run over a writable buffer of the slice's bytes
      * @return what {@code writer} returned
      * @throws NullPointerException if {@code writer} is null
+     * @throws IllegalArgumentException if {@code pointer} points into no block of this manager
+     *     (another manager's pointer, for instance)
+     * @throws DeletedMemoryAccessException if the slice was given back or deleted (a private
+     *     slice given back twice, for instance)
      * @throws OakClosedException if closed
      */
     <R> R writePrivate(long pointer, Function<? super OakScopedWriteBuffer, ? extends R> writer);
 
     /**
-     * Gives back a slice that no other thread can reach (never published).
+     * Gives back a slice that no other thread can reach (never published). Giving a slice back
+     * twice is detected until its memory is allocated again (under Nova the new slice may then
+     * have the same pointer: drop every copy first).
      *
      * @param pointer the safe pointer of a slice from {@link #allocate} not yet published
+     * @throws IllegalArgumentException if {@code pointer} points into no block of this manager
+     *     (another manager's pointer, for instance)
+     * @throws DeletedMemoryAccessException if the slice was given back or deleted (a private
+     *     slice given back twice, for instance)
      * @throws OakClosedException if closed
      */
     void deletePrivate(long pointer);
@@ -151,6 +177,8 @@ public interface Somar extends AutoCloseable {
      * @param pointer the slice's safe pointer
      * @return the slice's length in bytes
      * @throws DeletedMemoryAccessException if the slice was deleted
+     * @throws IllegalArgumentException if {@code pointer} points into no block of this manager
+     *     (another manager's pointer, for instance)
      * @throws OakClosedException if closed
      */
     int length(long pointer);

@@ -8,8 +8,11 @@ import dev.oakmap.OakScopedWriteBuffer;
 import dev.oakmap.internal.buffer.SliceBuffer;
 import dev.oakmap.internal.memory.BlockAllocator;
 import dev.oakmap.internal.memory.BlockPool;
+import dev.oakmap.internal.memory.Refs;
+import dev.oakmap.internal.wait.HeldLocks;
 import dev.oakmap.somar.Somar;
 
+import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import java.util.Objects;
 import java.util.function.Function;
@@ -41,14 +44,23 @@ public final class SomarSlices implements Somar {
         if (length < 0 || length > slices.maxLength()) {
             throw new IllegalArgumentException("length " + length + " outside [0, " + slices.maxLength() + "]");
         }
-        return slices.allocate(length);
+        try {
+            return slices.allocate(length);
+        } catch (IllegalStateException e) { // closed meanwhile: a block's arena, or the allocator
+            throw closedOr(e);
+        }
     }
 
     @Override
     public <R> R read(long pointer, Function<? super OakScopedReadBuffer, ? extends R> reader) {
         Objects.requireNonNull(reader, "reader");
         checkOpen();
+        checkPointer(pointer);
         SliceBuffer b = new SliceBuffer();
+        // a lock-based read holds a read lock while reader runs, and an optimistic read that failed
+        // validation may have been spoiled by reader's own write: either way a write of the same
+        // slice from reader must fail rather than wait for itself, or spoil every retry
+        boolean hold = slices.scheme() == MemoryScheme.LOCK_BASED;
         try {
             while (true) {
                 long t = slices.readBegin(pointer);
@@ -58,13 +70,18 @@ public final class SomarSlices implements Somar {
                 R r = null;
                 Throwable failure = null;
                 b.open(slices.segment(pointer), slices.dataOffset(pointer), slices.length(pointer), false);
+                HeldLocks held = hold ? HeldLocks.hold(pointer) : null;
                 try {
                     r = reader.apply(b);
                 } catch (Throwable e) {
                     failure = e; // judged after validation
                 } finally {
+                    if (held != null) {
+                        held.release();
+                    }
                     b.close();
                 }
+                hold = true; // retries, rare, hold the pointer under every scheme
                 if (slices.readEnd(pointer, t)) {
                     if (failure != null) {
                         throw SliceManager.rethrow(failure);
@@ -81,15 +98,19 @@ public final class SomarSlices implements Somar {
     public <R> R write(long pointer, Function<? super OakScopedWriteBuffer, ? extends R> writer) {
         Objects.requireNonNull(writer, "writer");
         checkOpen();
+        checkPointer(pointer);
+        HeldLocks.checkNotHeld(pointer); // a write nested in a function over the same slice
         try {
             long h = slices.lockWrite(pointer);
             if (h == SliceManager.GONE) {
                 throw deleted();
             }
             SliceBuffer b = new SliceBuffer(slices.segment(pointer), slices.dataOffset(pointer), slices.length(pointer), true);
+            HeldLocks held = HeldLocks.hold(pointer); // a nested access of the slice fails instead of waiting for itself
             try {
                 return writer.apply(b);
             } finally {
+                held.release();
                 b.close();
                 slices.unlock(pointer, h);
             }
@@ -101,6 +122,7 @@ public final class SomarSlices implements Somar {
     @Override
     public boolean delete(long pointer) {
         checkOpen();
+        checkPointer(pointer);
         try {
             return slices.delete(pointer);
         } catch (IllegalStateException e) {
@@ -112,18 +134,28 @@ public final class SomarSlices implements Somar {
     public <R> R writePrivate(long pointer, Function<? super OakScopedWriteBuffer, ? extends R> writer) {
         Objects.requireNonNull(writer, "writer");
         checkOpen();
-        SliceBuffer b = new SliceBuffer(slices.segment(pointer), slices.dataOffset(pointer), slices.length(pointer), true);
+        checkPrivate(pointer);
         try {
-            return writer.apply(b);
-        } finally {
-            b.close();
+            SliceBuffer b = new SliceBuffer(slices.segment(pointer), slices.dataOffset(pointer), slices.length(pointer), true);
+            try {
+                return writer.apply(b);
+            } finally {
+                b.close();
+            }
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
         }
     }
 
     @Override
     public void deletePrivate(long pointer) {
         checkOpen();
-        slices.discard(pointer);
+        checkPrivate(pointer);
+        try {
+            slices.discard(pointer);
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
     }
 
     @Override
@@ -149,6 +181,35 @@ public final class SomarSlices implements Somar {
     private void checkOpen() {
         if (closed) {
             throw new OakClosedException(CLOSED, null);
+        }
+    }
+
+    /**
+     * Rejects a pointer that this manager cannot have handed out: one whose block is not one of
+     * its own (another manager's pointer, or a made-up number), or whose header would lie past the
+     * end of its block. Such a pointer would otherwise fail on a missing segment, or worse.
+     */
+    private void checkPointer(long pointer) {
+        MemorySegment segment = allocator.segment(pointer);
+        if (segment == null || Refs.offset(pointer) + slices.headerBytes() > segment.byteSize()) {
+            throw new IllegalArgumentException("not a pointer of this SOMAR memory manager: 0x" + Long.toHexString(pointer));
+        }
+    }
+
+    /**
+     * {@link #checkPointer}, and rejects a private slice already given back (or deleted): given
+     * back again it would be on the free lists twice, and two later allocations would share it.
+     */
+    private void checkPrivate(long pointer) {
+        checkPointer(pointer);
+        boolean live;
+        try {
+            live = slices.isLive(pointer);
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+        if (!live) {
+            throw deleted();
         }
     }
 

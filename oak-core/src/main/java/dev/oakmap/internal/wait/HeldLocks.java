@@ -61,7 +61,8 @@ public final class HeldLocks {
         for (int i = 0; h != null && i < h.depth; i++) {
             if (h.refs[i] == ref) {
                 throw new IllegalStateException("a function passed to an atomic update of a key (compute, merge, "
-                        + "computeIfPresent, zc().computeIfPresent, ...) accessed that same key of the same map: "
+                        + "computeIfPresent, zc().computeIfPresent, ...) accessed that same key of the same map, "
+                        + "or a function passed to a SOMAR read or write accessed that same slice: "
                         + "it would wait for itself forever");
             }
         }
