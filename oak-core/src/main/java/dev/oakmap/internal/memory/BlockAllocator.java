@@ -93,11 +93,15 @@ import java.util.function.LongUnaryOperator;
  * huge again. The first block is faulted in on demand (it is advised huge, but at 64 KiB it is
  * too small for a huge page); a block that a writer maps after it is small. With
  * {@code -Doak.hugePages=always} every block is huge: a writer waits for a spare in flight, and
- * maps huge pages itself when there is none. That trades ingestion speed for scan speed over
- * large maps (4M pairs of 1.1 KB on this host, three alternated runs of a throwaway driver:
- * ingestion 11.8-12.2 s against 8.7-9.6 s, with 100% of the blocks in huge pages against
- * 12-13%; ascending stream scans of 10K pairs 616-862 against 489-665 scans/s, descending
- * 498-655 against 412-500). Blocks keep the pages they were mapped with (collapsing small ones into huge ones in the background, with
+ * maps huge pages itself when there is none. That trades ingestion speed for scans over maps
+ * larger than the TLB's reach, and only where the default would have left many blocks small
+ * (4M pairs of 1.1 KB on this host, a throwaway driver, three alternated runs each: with a first
+ * variant, in which writers mapped huge pages themselves, ingestion took 11.8-12.2 s against
+ * 8.7-9.6 s, the default left 12-13% of the blocks huge, and 10K-pair stream scans ran 616-862
+ * against 489-665 scans/s ascending, 498-655 against 412-500 descending; with this one,
+ * 10.6-11.4 s against 9.4-10.5 s, the default left 20-80% huge, and the scans could not be told
+ * apart: 542-699 against 505-703 ascending, 493-788 against 419-650 descending). Blocks keep
+ * the pages they were mapped with (collapsing small ones into huge ones in the background, with
  * {@code MADV_COLLAPSE}, was tried: it took a core for 17-170 ms per 64 MiB right after an
  * ingestion, and put and update throughput fell by a third while it ran).
  *
