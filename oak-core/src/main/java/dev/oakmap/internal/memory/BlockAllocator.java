@@ -97,9 +97,9 @@ import java.util.function.LongUnaryOperator;
  * larger than the TLB's reach, and only where the default would have left many blocks small
  * (4M pairs of 1.1 KB on this host, a throwaway driver, three alternated runs each: with a first
  * variant, in which writers mapped huge pages themselves, ingestion took 11.8-12.2 s against
- * 8.7-9.6 s, the default left 12-13% of the blocks huge, and 10K-pair stream scans ran 616-862
+ * 8.7-9.6 s, the default left 15-16% of the blocks huge, and 10K-pair stream scans ran 616-862
  * against 489-665 scans/s ascending, 498-655 against 412-500 descending; with this one,
- * 10.6-11.4 s against 9.4-10.5 s, the default left 20-80% huge, and the scans could not be told
+ * 10.6-11.4 s against 9.4-10.5 s, the default left 21-81% huge, and the scans could not be told
  * apart: 542-699 against 505-703 ascending, 493-788 against 419-650 descending). Blocks keep
  * the pages they were mapped with (collapsing small ones into huge ones in the background, with
  * {@code MADV_COLLAPSE}, was tried: it took a core for 17-170 ms per 64 MiB right after an
