@@ -73,7 +73,10 @@ import java.util.function.Function;
  * {@link java.util.ConcurrentModificationException}, they return elements in the view's order,
  * every mapping present for the whole duration of an iteration is returned exactly once, and no
  * mapping absent for the whole duration is returned; mappings inserted or removed during the
- * iteration may or may not be returned. Bulk operations ({@code putAll}, {@code equals},
+ * iteration may or may not be returned. An iterator itself is for one thread at a time, as the
+ * JDK's are: shared by threads without synchronization it may throw, or its {@code remove()} may
+ * remove a mapping that it has not returned to the caller, but the map stays consistent. Bulk
+ * operations ({@code putAll}, {@code equals},
  * {@code toArray}, {@code clear}, ...) are not atomic. {@link #size()} of the whole map is a
  * counter that is exact when no update is in progress; the size of a sub-map is obtained by
  * counting its mappings, which takes time linear in the size of the range.

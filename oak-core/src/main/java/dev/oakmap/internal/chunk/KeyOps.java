@@ -178,7 +178,7 @@ public final class KeyOps<K> {
         long ref = slices.allocate(len);
         try {
             Codec.write(serializer, key, slices.segment(ref), slices.dataOffset(ref), len);
-        } catch (RuntimeException e) {
+        } catch (Throwable e) { // an Error or undeclared checked exception from the serializer too
             slices.discard(ref);
             throw e;
         }

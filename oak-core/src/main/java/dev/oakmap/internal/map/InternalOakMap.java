@@ -284,7 +284,7 @@ public final class InternalOakMap<K, V> {
                         if (returnOld) {
                             try {
                                 old = deserializeValue(ref);
-                            } catch (RuntimeException | Error e) {
+                            } catch (Throwable e) { // also an undeclared checked exception from user code
                                 values.unlock(ref, h);
                                 throw e;
                             }
@@ -518,7 +518,7 @@ public final class InternalOakMap<K, V> {
                             return GONE_RESULT;
                         }
                         old = cur;
-                    } catch (RuntimeException | Error e) {
+                    } catch (Throwable e) { // also an undeclared checked exception from user code
                         values.unlock(ref, h);
                         throw e;
                     }
@@ -630,7 +630,7 @@ public final class InternalOakMap<K, V> {
                         try {
                             old = deserializeValue(ref);
                             nv = ifPresent.apply(key, old);
-                        } catch (RuntimeException | Error e) {
+                        } catch (Throwable e) { // also an undeclared checked exception from user code
                             values.unlock(ref, h);
                             throw e;
                         } finally {
@@ -680,7 +680,7 @@ public final class InternalOakMap<K, V> {
         long fresh;
         try {
             fresh = prepareValue(nv);
-        } catch (RuntimeException | Error e) {
+        } catch (Throwable e) { // also an undeclared checked exception from user code
             values.unlock(ref, h);
             throw e;
         }
@@ -778,7 +778,7 @@ public final class InternalOakMap<K, V> {
         } catch (StaleKeyException e) {
             keys.discard(keyRef); // never linked, so never seen
             return -1; // c was replaced while we searched it
-        } catch (RuntimeException | Error e) {
+        } catch (Throwable e) { // also an undeclared checked exception from user code
             keys.discard(keyRef);
             throw e;
         }
@@ -945,7 +945,7 @@ public final class InternalOakMap<K, V> {
         long ref = values.allocate(len);
         try {
             Codec.write(valueSerializer, value, values.segment(ref), values.dataOffset(ref), len);
-        } catch (RuntimeException | Error e) {
+        } catch (Throwable e) { // also an undeclared checked exception from user code
             values.discard(ref);
             throw e;
         }
