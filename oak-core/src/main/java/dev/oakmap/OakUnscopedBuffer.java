@@ -29,12 +29,15 @@ public interface OakUnscopedBuffer extends OakBuffer {
      * result. The function sees the value as of a single instant: no concurrent update is
      * partially visible to it. It may be invoked more than once if it races with an update (only
      * the result of a run over consistent bytes is returned), so it should have no side effects.
+     * A function over a value that writes or removes the same key of the same map throws
+     * {@link IllegalStateException}, leaving the mapping unchanged.
      *
      * @param <T> the type of the result
      * @param transformer the function to apply; the buffer it receives is valid only during the call
      * @return the result of {@code transformer} on a consistent snapshot
      * @throws DeletedMemoryAccessException if the mapping was removed
      * @throws NullPointerException if {@code transformer} is null
+     * @throws IllegalStateException if {@code transformer} wrote or removed the viewed value's key
      * @throws OakClosedException if the map was closed
      */
     <T> T transform(Function<OakScopedReadBuffer, T> transformer);

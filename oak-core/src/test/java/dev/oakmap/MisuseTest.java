@@ -429,10 +429,14 @@ class MisuseTest {
             }));
             selfAccess.put("zc.putIfAbsentComputeIfPresent updating its key",
                     () -> zc.putIfAbsentComputeIfPresent(12, 1L, b -> zc.computeIfPresent(12, c -> c.putLong(0, 0L))));
-            if (scheme == MemoryScheme.LOCK_BASED) { // only there does a read hold a lock while the function runs
-                selfAccess.put("a zero-copy read's transform writing its key",
-                        () -> zc.get(14).transform(b -> map.put(14, b.getLong(0) + 100)));
-            }
+            // under an optimistic scheme the read holds no lock: the write succeeded, spoiled the
+            // read, and ran again at every retry of it, for ever (GROW_ONLY, NOVA)
+            selfAccess.put("a zero-copy read's transform writing its key",
+                    () -> zc.get(14).transform(b -> map.put(14, b.getLong(0) + 100)));
+            selfAccess.put("a zero-copy read's transform removing its key",
+                    () -> zc.get(16).transform(b -> map.remove(16)));
+            selfAccess.put("a zero-copy read's transform updating its key in place",
+                    () -> zc.get(18).transform(b -> zc.computeIfPresent(18, c -> c.putLong(0, 7L))));
             Map<String, Executable> cases = new java.util.LinkedHashMap<>();
             int key = 2;
             for (Map.Entry<String, Executable> c : selfAccess.entrySet()) {

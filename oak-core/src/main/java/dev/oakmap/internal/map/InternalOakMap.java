@@ -982,8 +982,6 @@ public final class InternalOakMap<K, V> {
         MemorySegment seg = values.segment(ref);
         long base = values.dataOffset(ref);
         SliceBuffer b = new SliceBuffer();
-        // a lock-based read holds a read lock while f runs: a write of the same value from f would wait for itself
-        boolean locks = values.scheme() == MemoryScheme.LOCK_BASED;
         while (true) {
             long h = values.readBegin(ref);
             if (h == SliceManager.GONE) {
@@ -992,15 +990,16 @@ public final class InternalOakMap<K, V> {
             T r = null;
             Throwable failure = null;
             b.open(seg, base, values.length(seg, ref), false); // validated with the bytes
-            HeldLocks held = locks ? HeldLocks.hold(ref) : null;
+            // A write of this value from f must fail at once, under every scheme: a lock-based
+            // read holds a read lock that the write would wait for forever, and an optimistic one
+            // would be spoiled by the write and run f again, writing again, at every retry.
+            HeldLocks held = HeldLocks.hold(ref);
             try {
                 r = f.apply(b);
             } catch (Throwable e) {
                 failure = e; // may come from bytes torn by a writer (even an Error): judged after validation
             } finally {
-                if (held != null) {
-                    held.release();
-                }
+                held.release();
                 b.close();
             }
             if (values.readEnd(seg, ref, h)) {

@@ -256,6 +256,11 @@ public final class OptimisticSlices extends SliceManager {
 
     @Override
     public long lockWrite(long ref) {
+        // Eagerly, not when a wait gets long: an optimistic reader holds no lock, so a write from
+        // its own function would not wait but succeed, spoil the read's validation, and run again
+        // at every retry (a livelock). A write from a function holding this slice's write lock
+        // fails here too, before it announces anything. One thread-local look-up per write.
+        HeldLocks.checkNotHeld(ref);
         MemorySegment seg = allocator.segment(ref);
         long off = stateOffset(ref);
         if (nova != null) {
@@ -277,20 +282,7 @@ public final class OptimisticSlices extends SliceManager {
                     return locked;
                 }
             }
-            if (spins == HeldLocks.CHECK_AT) {
-                checkNotHeldByCaller(ref);
-            }
             Backoff.pause(spins);
-        }
-    }
-
-    /** {@link HeldLocks#checkNotHeld}, withdrawing this write's announcement before it throws. */
-    private void checkNotHeldByCaller(long ref) {
-        try {
-            HeldLocks.checkNotHeld(ref);
-        } catch (IllegalStateException e) {
-            withdraw(ref);
-            throw e;
         }
     }
 

@@ -57,10 +57,6 @@ public final class SomarSlices implements Somar {
         checkOpen();
         checkPointer(pointer);
         SliceBuffer b = new SliceBuffer();
-        // a lock-based read holds a read lock while reader runs, and an optimistic read that failed
-        // validation may have been spoiled by reader's own write: either way a write of the same
-        // slice from reader must fail rather than wait for itself, or spoil every retry
-        boolean hold = slices.scheme() == MemoryScheme.LOCK_BASED;
         try {
             while (true) {
                 long t = slices.readBegin(pointer);
@@ -70,18 +66,17 @@ public final class SomarSlices implements Somar {
                 R r = null;
                 Throwable failure = null;
                 b.open(slices.segment(pointer), slices.dataOffset(pointer), slices.length(pointer), false);
-                HeldLocks held = hold ? HeldLocks.hold(pointer) : null;
+                // a write of the same slice from reader must fail at once, not wait for the read
+                // lock (lock-based) or spoil every retry of the read (optimistic): see HeldLocks
+                HeldLocks held = HeldLocks.hold(pointer);
                 try {
                     r = reader.apply(b);
                 } catch (Throwable e) {
                     failure = e; // judged after validation
                 } finally {
-                    if (held != null) {
-                        held.release();
-                    }
+                    held.release();
                     b.close();
                 }
-                hold = true; // retries, rare, hold the pointer under every scheme
                 if (slices.readEnd(pointer, t)) {
                     if (failure != null) {
                         throw SliceManager.rethrow(failure);
@@ -99,7 +94,6 @@ public final class SomarSlices implements Somar {
         Objects.requireNonNull(writer, "writer");
         checkOpen();
         checkPointer(pointer);
-        HeldLocks.checkNotHeld(pointer); // a write nested in a function over the same slice
         try {
             long h = slices.lockWrite(pointer);
             if (h == SliceManager.GONE) {

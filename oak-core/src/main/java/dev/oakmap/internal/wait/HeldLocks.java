@@ -3,14 +3,21 @@ package dev.oakmap.internal.wait;
 import java.util.Arrays;
 
 /**
- * The value locks a thread holds while it runs a user function under them (the function of a
- * {@code compute}, {@code merge} or in-place compute), so that a wait which only this same thread
- * could end fails at once instead of hanging: the function accessed its own key.
+ * The values a thread runs a user function over (the function of a {@code compute},
+ * {@code merge} or in-place compute, under the value's write lock, and that of a read, such as a
+ * zero-copy view's {@code transform}), so that an access of the same value from inside the
+ * function fails at once instead of hanging.
  *
- * <p>A waiter checks once, when it stops spinning ({@link #checkNotHeld}); an uncontended lock is
- * never waited for, so the check costs nothing on the fast path. Holding costs a thread-local
- * look-up per user function. References are unique to a slice's life (block, offset and
- * version), so a match is the same value, never a neighbour or a successor.
+ * <p>Two ways to hang, one check. A function under a lock that reads or writes its own value
+ * waits for a lock only its own thread can release: a waiter checks once, when it stops spinning
+ * ({@link #checkNotHeld} at {@link #CHECK_AT}), so an uncontended lock costs no check. A read's
+ * function that writes its own value does not wait under an optimistic scheme (the reader holds
+ * no lock): the write succeeds, spoils the read's validation, and runs again at every retry, for
+ * ever. So optimistic writers check eagerly, at every lock, a thread-local look-up.
+ *
+ * <p>Holding costs a thread-local look-up per user function. References are unique to a slice's
+ * life (block, offset and version), so a match is the same value, never a neighbour or a
+ * successor.
  */
 public final class HeldLocks {
     private static final ThreadLocal<HeldLocks> LOCAL = new ThreadLocal<>();
@@ -61,9 +68,10 @@ public final class HeldLocks {
         for (int i = 0; h != null && i < h.depth; i++) {
             if (h.refs[i] == ref) {
                 throw new IllegalStateException("a function passed to an atomic update of a key (compute, merge, "
-                        + "computeIfPresent, zc().computeIfPresent, ...) accessed that same key of the same map, "
-                        + "or a function passed to a SOMAR read or write accessed that same slice: "
-                        + "it would wait for itself forever");
+                        + "computeIfPresent, zc().computeIfPresent, ...) or to a read of its value (a zero-copy "
+                        + "view's transform) accessed that same key of the same map, or a function passed to a "
+                        + "SOMAR read or write accessed that same slice: it would wait for itself, or spoil its "
+                        + "own read, forever");
             }
         }
     }
