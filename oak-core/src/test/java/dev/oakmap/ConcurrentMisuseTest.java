@@ -486,6 +486,24 @@ class ConcurrentMisuseTest {
     // ------------------------------------------------------------------------------------------
 
     @SuppressWarnings("unchecked")
+    /**
+     * Runs each case, expecting it to throw {@code expected} itself, and then {@code after}; adds
+     * a line to {@code failures} for each case that returned or threw something else.
+     */
+    private static void expectEach(Throwable expected, Map<String, Runnable> cases, Runnable after, List<String> failures) {
+        for (Map.Entry<String, Runnable> c : cases.entrySet()) {
+            try {
+                c.getValue().run();
+                failures.add(c.getKey() + ": no exception");
+            } catch (Throwable t) {
+                if (t != expected) {
+                    failures.add(c.getKey() + ": got " + t);
+                }
+            }
+            after.run();
+        }
+    }
+
     private static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
         throw (T) t;
     }
@@ -533,18 +551,8 @@ class ConcurrentMisuseTest {
                 cases.put("compute/serializer", () -> { ser.where = 0; map.compute(45, (k, v) -> -1L); });
                 cases.put("put/serializer", () -> { ser.where = 0; map.put(46, -1L); });
                 List<String> failures = new ArrayList<>();
-                for (Map.Entry<String, Runnable> c : cases.entrySet()) {
-                    ser.where = -1;
-                    try {
-                        c.getValue().run();
-                        failures.add(c.getKey() + ": no exception");
-                    } catch (Throwable t) {
-                        if (t != boom) {
-                            failures.add(c.getKey() + ": got " + t);
-                        }
-                    }
-                    ser.where = -1;
-                }
+                ser.where = -1;
+                expectEach(boom, cases, () -> ser.where = -1, failures);
                 // a value that fails to deserialize under put (returning the old value) and compute
                 for (int k = 47; k <= 50; k++) {
                     map.put(k, -1L);
@@ -554,17 +562,7 @@ class ConcurrentMisuseTest {
                 cases.put("compute/deserializer", () -> { ser.where = 1; map.compute(48, (k, v) -> 48L); });
                 cases.put("remove/deserializer", () -> { ser.where = 1; map.remove(49); });
                 cases.put("replace/deserializer", () -> { ser.where = 1; map.replace(50, 50L); });
-                for (Map.Entry<String, Runnable> c : cases.entrySet()) {
-                    try {
-                        c.getValue().run();
-                        failures.add(c.getKey() + ": no exception");
-                    } catch (Throwable t) {
-                        if (t != boom) {
-                            failures.add(c.getKey() + ": got " + t);
-                        }
-                    }
-                    ser.where = -1;
-                }
+                expectEach(boom, cases, () -> ser.where = -1, failures);
                 // no key stays locked: another thread updates each one at once (restoring 47 to 50)
                 for (int k = 40; k <= 50; k++) {
                     int kk = k;
