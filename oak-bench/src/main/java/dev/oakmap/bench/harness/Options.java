@@ -268,6 +268,11 @@ final class Options {
         if (!distribution.equals("uniform") && !distribution.equals("zipf")) {
             throw new IllegalArgumentException("distribution must be uniform or zipf: " + distribution);
         }
+        // checked here, not only where the child builds its Keys.Zipf: there a bad theta failed
+        // every run of the invocation, one child JVM after another
+        if (distribution.equals("zipf") && !(zipfTheta > 0 && zipfTheta < 1)) {
+            throw new IllegalArgumentException("zipf-theta must be in (0, 1): " + zipfTheta);
+        }
         if (!keyOrder.equals("random") && !keyOrder.equals("ascending")) {
             throw new IllegalArgumentException("key-order must be random or ascending: " + keyOrder);
         }

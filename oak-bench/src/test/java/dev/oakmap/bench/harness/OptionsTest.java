@@ -1,0 +1,37 @@
+package dev.oakmap.bench.harness;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Command lines that the harness must refuse when it parses them, with a message that names the
+ * option, rather than accept and then fail every run, hang, run something else than was asked,
+ * or end in a stack trace.
+ */
+class OptionsTest {
+
+    /** @return the message of the IllegalArgumentException that parsing {@code args} throws */
+    private static String refused(String... args) {
+        return assertThrows(IllegalArgumentException.class, () -> Options.parse(args),
+                String.join(" ", args)).getMessage();
+    }
+
+    @Test
+    void zipfThetaOutsideItsRangeIsRefusedUpFront() {
+        // accepted before, then every run of the invocation failed in its child JVM
+        assertTrue(refused("--distribution", "zipf", "--zipf-theta", "1.5").contains("zipf-theta"));
+        assertTrue(refused("--distribution", "zipf", "--zipf-theta", "0").contains("zipf-theta"));
+        assertTrue(refused("--distribution", "zipf", "--zipf-theta", "1").contains("zipf-theta"));
+        assertEquals(0.5, Options.parse(new String[]{"--distribution", "zipf", "--zipf-theta", "0.5"}).zipfTheta);
+        // the theta of a uniform run is not used
+        Options.parse(new String[]{"--zipf-theta", "1.5"});
+    }
+}
