@@ -158,7 +158,12 @@ final class Options {
             if (o.scale <= 0) {
                 o.scale = autoScale(o);
             }
-            o.keys = (int) Math.round(PAPER_KEYS_PER_SCALE * o.scale);
+            long keys = Math.round(PAPER_KEYS_PER_SCALE * o.scale);
+            if (keys > Integer.MAX_VALUE) { // as for --keys: refused, not wrapped
+                throw new IllegalArgumentException("--scale " + o.scale + " asks for " + keys + " keys, more than "
+                        + Integer.MAX_VALUE);
+            }
+            o.keys = (int) keys;
         }
         o.validate();
         if (o.out == null) {
@@ -222,7 +227,7 @@ final class Options {
                     : Arrays.stream(v.split(",")).map(Workload::byId).distinct().toList();
             case "threads" -> threads = Arrays.stream(v.split(",")).mapToInt(s -> Integer.parseInt(s.trim()))
                     .distinct().toArray();
-            case "keys" -> keys = (int) parseCount(v);
+            case "keys" -> keys = intCount(name, v);
             case "key-size" -> keySize = Integer.parseInt(v.trim());
             case "value-size" -> valueSize = Integer.parseInt(v.trim());
             case "duration" -> duration = Double.parseDouble(v.trim());
@@ -243,7 +248,7 @@ final class Options {
             case "dry-run" -> dryRun = Boolean.parseBoolean(v.trim());
             case "capacity-ram" -> capacityRam = sizes(v);
             case "ingest-ram" -> ingestRam = sizes(v);
-            case "ram-pairs" -> ramPairs = (int) parseCount(v);
+            case "ram-pairs" -> ramPairs = intCount(name, v);
             case "heap-share" -> heapShare = Double.parseDouble(v.trim());
             case "stall" -> stall = Double.parseDouble(v.trim());
             case "child" -> child = Boolean.parseBoolean(v.trim());
@@ -557,6 +562,18 @@ final class Options {
             t = t.substring(0, t.length() - 1);
         }
         return (long) (Double.parseDouble(t) * mul);
+    }
+
+    /**
+     * A count that must fit an int (key indexes are ints): beyond that it is refused, where the
+     * cast wrapped it (--keys 5000m ran 705,032,704 keys, --keys 4294967298 two).
+     */
+    private static int intCount(String name, String v) {
+        long n = parseCount(v);
+        if (n > Integer.MAX_VALUE || n < Integer.MIN_VALUE) {
+            throw new IllegalArgumentException("--" + name + " is at most " + Integer.MAX_VALUE + ": " + v);
+        }
+        return (int) n;
     }
 
     static String size(long bytes) {

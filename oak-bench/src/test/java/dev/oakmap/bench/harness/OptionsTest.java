@@ -34,4 +34,15 @@ class OptionsTest {
         // the theta of a uniform run is not used
         Options.parse(new String[]{"--zipf-theta", "1.5"});
     }
+
+    @Test
+    void countsBeyondAnIntAreRefusedNotWrapped() {
+        // 5000m keys wrapped to 705,032,704 and 4294967298 to 2, silently
+        assertTrue(refused("--keys", "5000m").contains("--keys"));
+        assertTrue(refused("--keys", "4294967298").contains("--keys"));
+        assertTrue(refused("--ram-pairs", "3000m").contains("--ram-pairs"));
+        // 2200 x 2M keys wrapped to 105,032,704
+        assertTrue(refused("--preset", "paper", "--scale", "2200").contains("--scale"));
+        assertEquals(2_000_000_000, Options.parse(new String[]{"--keys", "2000m"}).keys);
+    }
 }
