@@ -258,16 +258,19 @@ final class Options {
     }
 
     private void validate() {
-        if (keys < 2 || keySize < 8 || valueSize < 8 || !(duration > 0) || warmup < 0 || reps < 1 || scan < 1
+        // times must be finite: a NaN warm-up made the parent's time limit NaN, so every forked run
+        // "timed out" at once, and an infinite warm-up or duration never ended
+        if (keys < 2 || keySize < 8 || valueSize < 8 || !(duration > 0 && Double.isFinite(duration))
+                || !(warmup >= 0 && Double.isFinite(warmup)) || reps < 1 || scan < 1
                 || threads.length == 0 || Arrays.stream(threads).anyMatch(t -> t < 1) || maps.isEmpty()
                 || workloads.isEmpty()) {
-            throw new IllegalArgumentException("need keys >= 2, key-size >= 8, value-size >= 8, duration > 0, "
-                    + "warmup >= 0, reps >= 1, scan >= 1, threads >= 1, and at least one map and workload");
+            throw new IllegalArgumentException("need keys >= 2, key-size >= 8, value-size >= 8, finite duration > 0, "
+                    + "finite warmup >= 0, reps >= 1, scan >= 1, threads >= 1, and at least one map and workload");
         }
-        if (heapShare < 0 || heapShare >= 1 || !(stall > 0) || ramPairs < 0
+        if (!(heapShare >= 0 && heapShare < 1) || !(stall > 0 && Double.isFinite(stall)) || ramPairs < 0
                 || Arrays.stream(capacityRam).anyMatch(b -> b < 32 * MIB)
                 || Arrays.stream(ingestRam).anyMatch(b -> b < 16 * MIB)) {
-            throw new IllegalArgumentException("need 0 <= heap-share < 1, stall > 0, ram-pairs >= 0, "
+            throw new IllegalArgumentException("need 0 <= heap-share < 1, finite stall > 0, ram-pairs >= 0, "
                     + "capacity budgets of at least 32m and ingest-ram budgets of at least 16m");
         }
         if (!distribution.equals("uniform") && !distribution.equals("zipf")) {

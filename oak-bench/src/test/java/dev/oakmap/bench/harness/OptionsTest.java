@@ -45,4 +45,16 @@ class OptionsTest {
         assertTrue(refused("--preset", "paper", "--scale", "2200").contains("--scale"));
         assertEquals(2_000_000_000, Options.parse(new String[]{"--keys", "2000m"}).keys);
     }
+
+    @Test
+    void nonFiniteTimesAreRefused() {
+        // --warmup NaN made every forked run time out at once ("timed out after NaN s"), and an
+        // infinite warm-up or duration never ended
+        for (String option : new String[]{"--warmup", "--duration", "--stall"}) {
+            for (String v : new String[]{"NaN", "Infinity"}) {
+                refused(option, v);
+            }
+        }
+        refused("--heap-share", "NaN");
+    }
 }
