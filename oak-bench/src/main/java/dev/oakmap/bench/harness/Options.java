@@ -242,16 +242,16 @@ final class Options {
             case "out" -> out = Path.of(v);
             case "scan" -> scan = Integer.parseInt(v.trim());
             case "seed" -> seed = Long.parseLong(v.trim());
-            case "fork" -> fork = Boolean.parseBoolean(v.trim());
+            case "fork" -> fork = bool(name, v);
             case "jvm-args" -> jvmArgs = v.isBlank() ? List.of() : List.of(v.trim().split("\\s+"));
             case "scale" -> scale = Double.parseDouble(v.trim());
-            case "dry-run" -> dryRun = Boolean.parseBoolean(v.trim());
+            case "dry-run" -> dryRun = bool(name, v);
             case "capacity-ram" -> capacityRam = sizes(v);
             case "ingest-ram" -> ingestRam = sizes(v);
             case "ram-pairs" -> ramPairs = intCount(name, v);
             case "heap-share" -> heapShare = Double.parseDouble(v.trim());
             case "stall" -> stall = Double.parseDouble(v.trim());
-            case "child" -> child = Boolean.parseBoolean(v.trim());
+            case "child" -> child = bool(name, v);
             case "rep" -> rep = Integer.parseInt(v.trim());
             default -> throw new IllegalArgumentException("unknown option --" + name + " (try --help)");
         }
@@ -526,6 +526,18 @@ final class Options {
     }
 
     // ------------------------------------------------------------------------------ sizes
+
+    /**
+     * true or false (any case), and nothing else: Boolean.parseBoolean took anything else for
+     * false, so {@code --fork yes} ran every map in the harness's own JVM, without its budget.
+     */
+    private static boolean bool(String name, String v) {
+        String t = v.trim().toLowerCase(Locale.ROOT);
+        if (!t.equals("true") && !t.equals("false")) {
+            throw new IllegalArgumentException("--" + name + " takes true or false: '" + v + "'");
+        }
+        return t.equals("true");
+    }
 
     private static long[] sizes(String v) {
         return Arrays.stream(v.split(",")).mapToLong(Options::parseSize).toArray();

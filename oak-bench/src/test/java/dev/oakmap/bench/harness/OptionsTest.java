@@ -57,4 +57,13 @@ class OptionsTest {
         }
         refused("--heap-share", "NaN");
     }
+
+    @Test
+    void booleansOtherThanTrueOrFalseAreRefused() {
+        // --fork yes ran every map in the harness's own JVM, without its budget
+        assertTrue(refused("--fork", "yes").contains("--fork"));
+        assertTrue(refused("--dry-run=1").contains("--dry-run"));
+        assertFalse(Options.parse(new String[]{"--fork", "FALSE"}).fork);
+        assertTrue(Options.parse(new String[]{"--fork=true"}).fork);
+    }
 }
