@@ -139,7 +139,8 @@ final class Options {
                 name = a.substring(2);
                 if (name.equals("dry-run") || name.equals("child") || name.equals("help")) {
                     value = "true";
-                } else if (i + 1 < args.length) {
+                } else if (i + 1 < args.length && (!args[i + 1].startsWith("--") || name.equals("jvm-args"))) {
+                    // the next option is not this one's value (but JVM flags may start with --)
                     value = args[++i];
                 } else {
                     throw new IllegalArgumentException("option --" + name + " needs a value");
@@ -219,6 +220,15 @@ final class Options {
 
     private void set(String name, String v) {
         given.put(name, v);
+        try {
+            setValue(name, v);
+        } catch (NumberFormatException e) {
+            // its own message ("For input string: ...") does not say which option was wrong
+            throw new IllegalArgumentException("--" + name + ": not a number: '" + v + "'", e);
+        }
+    }
+
+    private void setValue(String name, String v) {
         switch (name) {
             case "preset", "help" -> { }
             case "map", "maps" -> maps = v.trim().equalsIgnoreCase("all") ? MapKind.ALL

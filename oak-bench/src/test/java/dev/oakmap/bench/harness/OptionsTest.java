@@ -66,4 +66,14 @@ class OptionsTest {
         assertFalse(Options.parse(new String[]{"--fork", "FALSE"}).fork);
         assertTrue(Options.parse(new String[]{"--fork=true"}).fork);
     }
+
+    @Test
+    void badNumbersAndMissingValuesNameTheOption() {
+        assertTrue(refused("--threads", "1,two").contains("--threads"));
+        assertTrue(refused("--keys", "many").contains("--keys"));
+        assertTrue(refused("--ram", "6GiB").contains("--ram"));
+        // the next option is not this one's value
+        assertTrue(refused("--keys", "--threads", "1").contains("--keys needs a value"));
+        assertEquals(-5, Options.parse(new String[]{"--seed", "-5"}).seed);
+    }
 }
