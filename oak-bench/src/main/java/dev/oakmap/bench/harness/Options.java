@@ -1,5 +1,6 @@
 package dev.oakmap.bench.harness;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
@@ -171,6 +172,17 @@ final class Options {
             o.out = Path.of("bench-results",
                     LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         }
+        if (!o.child) {
+            // else Bench.run's createDirectories ended in a stack trace, after the plan was printed
+            for (Path p = o.out.toAbsolutePath(); p != null; p = p.getParent()) {
+                if (Files.exists(p)) {
+                    if (!Files.isDirectory(p)) {
+                        throw new IllegalArgumentException("--out " + o.out + ": " + p + " is not a directory");
+                    }
+                    break;
+                }
+            }
+        }
         return o;
     }
 
@@ -294,6 +306,16 @@ final class Options {
         if (!keyOrder.equals("random") && !keyOrder.equals("ascending")) {
             throw new IllegalArgumentException("key-order must be random or ascending: " + keyOrder);
         }
+        if (heap > 0 && ram > 0) {
+            // --ram won, and --heap was ignored without a word
+            throw new IllegalArgumentException("give --ram (a budget shared by heap and off-heap) or --heap (a fixed "
+                    + "heap), not both");
+        }
+        if (!child) {
+            // every map's budget, as Bench.run and the report compute them: a budget too small
+            // was thrown from there, after the plan was printed, as a stack trace
+            maps.forEach(this::budget);
+        }
         if (ascendingKeys() && keySize < Keys.INDEX_BYTES) {
             throw new IllegalArgumentException("key-order ascending needs keys of at least " + Keys.INDEX_BYTES
                     + " bytes, which carry the key's index: " + keySize);
@@ -346,6 +368,10 @@ final class Options {
             h = heap;
         } else {
             h = kind.offHeap() ? ramBudget() - off : ramBudget();
+        }
+        if (h < 256 * MIB && heap > 0 && ram <= 0) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "--heap %s is below the %s a run needs",
+                    size(h), size(256 * MIB)));
         }
         if (h < 256 * MIB) {
             throw new IllegalArgumentException(String.format(Locale.ROOT,

@@ -76,4 +76,23 @@ class OptionsTest {
         assertTrue(refused("--keys", "--threads", "1").contains("--keys needs a value"));
         assertEquals(-5, Options.parse(new String[]{"--seed", "-5"}).seed);
     }
+
+    @Test
+    void budgetsThatCannotRunAreRefusedWhenParsed() {
+        // these were thrown from Bench.run, after the plan was printed, as a stack trace
+        String heap = refused("--map", "cslm", "--heap", "100m");
+        assertTrue(heap.contains("--heap"), heap);
+        String ram = refused("--map", "oak-zc", "--ram", "512m", "--offheap", "1g");
+        assertTrue(ram.contains("--ram"), ram);
+        assertTrue(refused("--ram", "4g", "--heap", "2g").contains("--heap"));
+        assertEquals(512 * Options.MIB, Options.parse(new String[]{"--heap", "512m"}).budget(MapKind.CSLM).heap());
+    }
+
+    @Test
+    void outputThatIsAFileIsRefused(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(dir.resolve("file"), "x");
+        assertTrue(refused("--out", file.toString()).contains("--out"));
+        assertTrue(refused("--out", file.resolve("sub").toString()).contains("--out"));
+        Options.parse(new String[]{"--out", dir.resolve("new").resolve("sub").toString()});
+    }
 }
