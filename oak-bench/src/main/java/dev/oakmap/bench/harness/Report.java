@@ -399,12 +399,16 @@ final class Report {
             }
             if (ratios) {
                 Results.Stat bs = res.statAt(base, Workload.INGEST_RAM, ram, "ops_per_s");
+                // "does not fit" only if the baseline ran out: a run that failed (or never ran) says nothing
+                boolean baseRanOut = res.at(base, Workload.INGEST_RAM, ram).stream()
+                        .anyMatch(r -> "oom".equals(r.get("status")));
                 for (MapKind m : maps) {
                     if (m != base) {
                         Results.Stat s = res.statAt(m, Workload.INGEST_RAM, ram, "ops_per_s");
                         b.append(' ').append(s != null && bs != null && bs.median() > 0
                                 ? String.format(Locale.ROOT, "**%.2fx**", s.median() / bs.median())
-                                : s != null ? "fits; " + base.name() + " does not" : "-").append(" |");
+                                : s != null && bs == null && baseRanOut ? "fits; " + base.name() + " does not"
+                                : "-").append(" |");
                     }
                 }
             }

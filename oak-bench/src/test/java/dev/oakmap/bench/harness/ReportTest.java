@@ -1,0 +1,57 @@
+package dev.oakmap.bench.harness;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The report written from given rows, without running anything. */
+class ReportTest {
+
+    private static Map<String, String> row(String map, String status, long ram, String... more) {
+        Map<String, String> r = Results.newRow();
+        r.put("map", map);
+        r.put("workload", Workload.INGEST_RAM.id);
+        r.put("threads", "1");
+        r.put("rep", "1");
+        r.put("status", status);
+        r.put("ram_budget_bytes", Long.toString(ram));
+        for (int i = 0; i < more.length; i += 2) {
+            r.put(more[i], more[i + 1]);
+        }
+        return r;
+    }
+
+    private static String ingestRamLine(Path dir, Map<String, String> oak, Map<String, String> cslm) throws Exception {
+        Options o = Options.parse(new String[]{"--map", "oak-zc,cslm", "--workload", "ingest-ram",
+                "--ingest-ram", "64m", "--out", dir.toString()});
+        Results res = new Results();
+        Path csv = dir.resolve("results.csv");
+        res.add(oak, csv);
+        res.add(cslm, csv);
+        Path file = dir.resolve("report.md");
+        Report.write(file, res, o, new Report.Context("bin/bench", "machine", "jvm", "commit", "start", "end", 1,
+                "charts"), List.of());
+        return Files.readString(file, StandardCharsets.UTF_8).lines().filter(l -> l.startsWith("| 64 MiB |"))
+                .findFirst().orElseThrow();
+    }
+
+    @Test
+    void ingestRamSaysTheBaselineDoesNotFitOnlyWhenItRanOut(@TempDir Path dir) throws Exception {
+        long ram = 64L << 20;
+        Map<String, String> oak = row("oak-zc", "ok", ram, "ops_per_s", "100000", "pairs_ingested", "5000");
+        // the baseline's run failed (its JVM did not start, say): nothing is known about whether it fits
+        String failed = ingestRamLine(dir, oak, row("cslm", "error", ram, "error", "child JVM exited with 1"));
+        assertTrue(failed.endsWith("| failed | - |"), failed);
+        // the baseline ran out of memory: the map fits where the baseline does not
+        String ranOut = ingestRamLine(dir, oak, row("cslm", "oom", ram, "pairs_ingested", "1200",
+                "stop_reason", "Java heap exhausted (OutOfMemoryError: Java heap space)"));
+        assertTrue(ranOut.endsWith("| fits; cslm does not |"), ranOut);
+    }
+}
