@@ -168,21 +168,23 @@ final class MemoryRunner {
                 if (s.putIfAbsent(key)) {
                     n++;
                 }
+                if (i % CHECK_EVERY == 0) {
+                    long now = System.nanoTime();
+                    if (now - lastCheck > stallNanos) {
+                        stalled = now - lastCheck;
+                        break;
+                    }
+                    lastCheck = now;
+                    if (progress && now - lastProgress > progressNanos) {
+                        lastProgress = now;
+                        // inside the try: a heap map that filled the heap may leave the OutOfMemoryError
+                        // to this line's formatting, and that is running out too, not a failed run
+                        log.printf(Locale.ROOT, "%spairs=%d seconds=%.3f%n", PROGRESS_PREFIX, n, (now - t0) / 1e9);
+                    }
+                }
             } catch (Throwable e) {
                 failure = e;
                 break;
-            }
-            if (i % CHECK_EVERY == 0) {
-                long now = System.nanoTime();
-                if (now - lastCheck > stallNanos) {
-                    stalled = now - lastCheck;
-                    break;
-                }
-                lastCheck = now;
-                if (progress && now - lastProgress > progressNanos) {
-                    lastProgress = now;
-                    log.printf(Locale.ROOT, "%spairs=%d seconds=%.3f%n", PROGRESS_PREFIX, n, (now - t0) / 1e9);
-                }
             }
         }
         f.seconds = (System.nanoTime() - t0) / 1e9;
