@@ -1,10 +1,13 @@
 package dev.oakmap;
 
+import java.util.AbstractMap;
 import java.util.AbstractSet;
 import java.util.Iterator;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.Spliterator;
+import java.util.function.Predicate;
 
 /**
  * The mappings of an {@link OakMap} or of one of its views, in the view's order. Supports removal,
@@ -51,6 +54,17 @@ final class EntrySetView<K, V> extends AbstractSet<Map.Entry<K, V>> {
             return false;
         }
         return m.remove(e.getKey(), e.getValue());
+    }
+
+    /**
+     * Removes the mappings that pass {@code filter}, each only if it still holds the value tested
+     * (see {@link OakMap#removeMappingsIf}), as {@code ConcurrentSkipListMap}'s entry set does. The
+     * filter sees immutable snapshots.
+     */
+    @Override
+    public boolean removeIf(Predicate<? super Map.Entry<K, V>> filter) {
+        Objects.requireNonNull(filter, "filter");
+        return m.removeMappingsIf((k, v) -> filter.test(new AbstractMap.SimpleImmutableEntry<>(k, v)));
     }
 
     @Override

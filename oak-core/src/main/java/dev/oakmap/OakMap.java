@@ -18,6 +18,7 @@ import java.util.Spliterators;
 import java.util.concurrent.ConcurrentNavigableMap;
 import java.util.function.BiConsumer;
 import java.util.function.BiFunction;
+import java.util.function.BiPredicate;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -547,6 +548,36 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
                 action.accept(c.key(), v);
             }
         }
+    }
+
+    /**
+     * Removes the mappings of this view that pass {@code filter}: for {@code values().removeIf}
+     * and {@code entrySet().removeIf}. Each removal is {@link #remove(Object, Object)} of the value
+     * the filter accepted, as in {@code ConcurrentSkipListMap}: a mapping updated between the test
+     * and the removal stays. (The iterator's {@code remove}, which {@code Collection.removeIf}
+     * would use, removes by key alone, and so would lose such an update.) Weakly consistent, in
+     * this view's order; not atomic as a whole.
+     *
+     * @return whether a mapping was removed
+     */
+    boolean removeMappingsIf(BiPredicate<? super K, ? super V> filter) {
+        Objects.requireNonNull(filter, "filter");
+        Cursor<K, V> c = viewCursor();
+        if (c == null) {
+            return false;
+        }
+        boolean removed = false;
+        while (c.advance()) {
+            V v = c.value();
+            if (v == null) {
+                continue; // removed since the cursor reached it
+            }
+            K k = c.key();
+            if (filter.test(k, v) && internal.remove(k, v)) {
+                removed = true;
+            }
+        }
+        return removed;
     }
 
     /**

@@ -2,7 +2,9 @@ package dev.oakmap;
 
 import java.util.AbstractCollection;
 import java.util.Iterator;
+import java.util.Objects;
 import java.util.Spliterator;
+import java.util.function.Predicate;
 
 /**
  * The values of an {@link OakMap} or of one of its views, in the view's key order. Supports
@@ -34,6 +36,16 @@ final class ValuesView<K, V> extends AbstractCollection<V> {
     @Override
     public boolean contains(Object o) {
         return m.containsValue(o);
+    }
+
+    /**
+     * Removes the mappings whose value passes {@code filter}, each only if it still holds the value
+     * tested (see {@link OakMap#removeMappingsIf}), as {@code ConcurrentSkipListMap}'s values do.
+     */
+    @Override
+    public boolean removeIf(Predicate<? super V> filter) {
+        Objects.requireNonNull(filter, "filter");
+        return m.removeMappingsIf((k, v) -> filter.test(v));
     }
 
     @Override
