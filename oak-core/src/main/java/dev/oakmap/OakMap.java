@@ -57,7 +57,10 @@ import java.util.function.Function;
  * and compare, starting over when a concurrent update changed what the answer rests on, so under
  * heavy updates of the keys near the answer they may take a few attempts. {@code pollFirstEntry}
  * and {@code pollLastEntry} find the first (last) key that way and then remove it, if no other
- * thread removed it first, in which case they search again. Unlike
+ * thread removed it first, in which case they search again. So, as in
+ * {@code ConcurrentSkipListMap}, a poll is not linearizable against the insertion, between its
+ * two steps, of a key that comes before the one it found: it still removes and returns the key
+ * it found (each mapping is polled at most once, and none is lost). Unlike
  * {@code ConcurrentSkipListMap},
  * {@link #compute}, {@link #computeIfAbsent}, {@link #computeIfPresent} and {@link #merge} are
  * performed atomically: the function runs while the value's lock is held, so no other update of
@@ -65,7 +68,8 @@ import java.util.function.Function;
  * (and its earlier results discarded) if the call races with a concurrent insertion or removal of
  * the same key; it should be free of side effects, and it should not access this map. Reading or
  * writing other keys works; touching its own key would wait for itself, so that throws
- * {@link IllegalStateException} (after a brief spin), and the mapping is left unchanged. If the
+ * {@link IllegalStateException}, and the mapping is left unchanged (so does a zero-copy view's
+ * {@code transform} whose function writes or removes its own key). If the
  * function throws, the exception propagates and the mapping is left unchanged.
  *
  * <h2>Iteration</h2>
