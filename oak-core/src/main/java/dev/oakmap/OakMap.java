@@ -556,10 +556,12 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
 
     /**
      * Removes the mappings of this view that pass {@code filter}: for {@code values().removeIf}
-     * and {@code entrySet().removeIf}. Each removal is {@link #remove(Object, Object)} of the value
-     * the filter accepted, as in {@code ConcurrentSkipListMap}: a mapping updated between the test
-     * and the removal stays. (The iterator's {@code remove}, which {@code Collection.removeIf}
-     * would use, removes by key alone, and so would lose such an update.) Weakly consistent, in
+     * and {@code entrySet().removeIf}. Each mapping the filter accepts is removed only if its value
+     * still has the bytes of the copy the filter judged, as {@code ConcurrentSkipListMap} removes
+     * with {@code remove(key, value)}: a mapping updated between the test and the removal stays.
+     * (The iterator's {@code remove}, which {@code Collection.removeIf} would use, removes by key
+     * alone, and so would lose such an update; and {@code remove(key, copy)} compares with
+     * {@code equals}, which a copy of a {@code byte[]} value never passes.) Weakly consistent, in
      * this view's order; not atomic as a whole.
      *
      * @return whether a mapping was removed
@@ -577,7 +579,7 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
                 continue; // removed since the cursor reached it
             }
             K k = c.key();
-            if (filter.test(k, v) && internal.remove(k, v)) {
+            if (filter.test(k, v) && internal.removeIfUnchanged(k, v)) {
                 removed = true;
             }
         }

@@ -1,5 +1,6 @@
 package dev.oakmap;
 
+import dev.oakmap.common.OakCommonTypes;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -9,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentNavigableMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -86,6 +88,51 @@ class RemoveIfAtomicityTest {
         });
         assertFalse(removed, kind + ": nothing held the accepted value when it was to be removed");
         return new java.util.TreeMap<>(map);
+    }
+
+    /**
+     * {@code byte[]} values, whose deserialized copies equal nothing but themselves: removeIf
+     * removes what its filter accepts (a first version removed with {@code remove(key, copy)},
+     * which compares with {@code equals}, and removed nothing), on the map and on a sub-map, and
+     * keeps a value updated to other bytes after the filter accepted it.
+     */
+    @ParameterizedTest(name = "values={0}")
+    @EnumSource(MemoryScheme.class)
+    void byteArrayValuesAreRemovedByTheirBytes(MemoryScheme scheme) throws Exception {
+        try (OakMap<byte[], byte[]> map = new OakMapBuilder<>(OakCommonTypes.BYTE_ARRAY_SERIALIZER,
+                OakCommonTypes.BYTE_ARRAY_SERIALIZER, OakCommonTypes.BYTE_ARRAY_COMPARATOR)
+                .chunkCapacity(4).valueMemory(scheme).build()) {
+            TreeMap<Integer, Integer> model = new TreeMap<>(); // key byte -> value class
+            for (int i = 0; i < 40; i++) {
+                map.put(new byte[] {(byte) i}, new byte[] {(byte) (i % 4), 9});
+                model.put(i, i % 4);
+            }
+            assertTrue(map.values().removeIf(v -> v[0] == 0));
+            model.values().removeIf(c -> c == 0);
+            assertTrue(map.entrySet().removeIf(e -> e.getValue()[0] == 1));
+            model.values().removeIf(c -> c == 1);
+            assertTrue(map.subMap(new byte[] {10}, new byte[] {30}).values().removeIf(v -> v[0] == 2));
+            model.subMap(10, 30).values().removeIf(c -> c == 2);
+            assertFalse(map.values().removeIf(v -> v[0] == 7), "nothing passes");
+            // the filter accepts key 3's value, and another thread rewrites it in place before the removal
+            assertFalse(map.entrySet().removeIf(e -> {
+                if (e.getKey()[0] != 3) {
+                    return false;
+                }
+                Thread t = new Thread(() -> map.zc().computeIfPresent(new byte[] {3}, b -> b.put(0, (byte) 5)));
+                t.start();
+                try {
+                    t.join();
+                } catch (InterruptedException ie) {
+                    throw new AssertionError(ie);
+                }
+                return true;
+            }));
+            model.put(3, 5);
+            TreeMap<Integer, Integer> actual = new TreeMap<>();
+            map.forEach((k, v) -> actual.put((int) k[0], (int) v[0]));
+            assertEquals(model, actual);
+        }
     }
 
     /**

@@ -484,6 +484,30 @@ public final class InternalOakMap<K, V> {
         return doRemove(key, expected, false) != GONE_RESULT;
     }
 
+    /**
+     * Removes key if its value still has the bytes that {@code seen}, a copy deserialized from
+     * it, serializes to: for {@code removeIf} over a map's views, whose filter judged that copy.
+     * Not {@code seen.equals}: a copy of a {@code byte[]} value equals nothing but itself, so no
+     * mapping would ever be removed. A mapping updated since to other bytes stays.
+     */
+    public boolean removeIfUnchanged(K key, V seen) {
+        int len = Codec.sizeOf(valueSerializer, seen, values.maxLength());
+        byte[] bytes = new byte[len];
+        Codec.write(valueSerializer, seen, MemorySegment.ofArray(bytes), 0, len);
+        return doRemove(key, new SameBytes(bytes), false) != GONE_RESULT;
+    }
+
+    /** An expected value given as its serialized bytes (see {@link #removeIfUnchanged}). */
+    private record SameBytes(byte[] bytes) {
+        /** @return whether value {@code ref}, locked by the caller, holds exactly these bytes */
+        boolean heldBy(SliceManager values, long ref) {
+            MemorySegment seg = values.segment(ref);
+            long off = values.dataOffset(ref);
+            int n = values.length(seg, ref);
+            return n == bytes.length && MemorySegment.mismatch(seg, off, off + n, MemorySegment.ofArray(bytes), 0, n) < 0;
+        }
+    }
+
     private Object doRemove(K key, Object expected, boolean wantOld) {
         checkOpen();
         Objects.requireNonNull(key, "key");
@@ -510,7 +534,12 @@ public final class InternalOakMap<K, V> {
                     continue;
                 }
                 Object old = Boolean.TRUE;
-                if (expected != null || wantOld) {
+                if (expected instanceof SameBytes same) {
+                    if (!same.heldBy(values, ref)) {
+                        values.unlock(ref, h);
+                        return GONE_RESULT;
+                    }
+                } else if (expected != null || wantOld) {
                     try {
                         V cur = deserializeValue(ref);
                         if (expected != null && !expected.equals(cur)) {
