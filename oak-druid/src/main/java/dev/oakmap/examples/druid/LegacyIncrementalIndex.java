@@ -149,15 +149,23 @@ public final class LegacyIncrementalIndex extends AbstractIncrementalIndex {
         private final double[] extraSums;
         private final HllSketch users;
         private final KllDoublesSketch latencies;
+        private final long maxRows;
 
         Aggregate(IndexSchema schema) {
             IndexSchema.SketchSpec spec = schema.sketches();
+            this.maxRows = spec.maxRowsPerAggregate();
             this.extraSums = new double[schema.extraMetrics()];
             this.users = new HllSketch(spec.hllLgK(), spec.hllType());
             this.latencies = KllDoublesSketch.newHeapInstance(spec.kllK());
         }
 
         synchronized void add(InputRow row) {
+            // a heap sketch could grow past the limit, but the Oak index's slot cannot: refuse the
+            // row here too (before writing anything), or the two indexes would answer differently
+            if (count >= maxRows) {
+                throw new IllegalStateException("the aggregate already holds maxRowsPerAggregate = " + maxRows
+                        + " rows (persist the index and start a new one, or raise the limit in the schema)");
+            }
             double latency = row.latencyMs();
             count++;
             bytesSum += row.bytes();
