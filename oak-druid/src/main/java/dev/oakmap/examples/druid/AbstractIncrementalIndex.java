@@ -57,6 +57,7 @@ abstract class AbstractIncrementalIndex implements IncrementalIndex {
         if (!Double.isFinite(latency)) {
             throw new IllegalArgumentException("latencyMs must be finite, got " + latency + " at time " + row.timestamp());
         }
+        checkShape(row);
         int[] codes = new int[dictionaries.length];
         for (int i = 0; i < codes.length; i++) {
             codes[i] = dictionaries[i].encode(row.dimension(i));
@@ -68,6 +69,31 @@ abstract class AbstractIncrementalIndex implements IncrementalIndex {
             insertPlainRow(new RowKey(time, codes, sequence.getAndIncrement()), row, users.encode(row.userId()));
         }
         rows.increment();
+    }
+
+    /**
+     * Reads the last dimension value and the last extra metric the schema expects before anything
+     * is stored. A row built for a narrower schema would otherwise fail half-way through the write:
+     * the legacy index had already folded its count and latency into an aggregate (and created the
+     * aggregate of a new key) when the missing metric threw, while the Oak index's serializer failed
+     * with an error that blamed the serializer.
+     */
+    private void checkShape(InputRow row) {
+        int extras = schema.extraMetrics();
+        try {
+            row.dimension(dictionaries.length - 1);
+        } catch (IndexOutOfBoundsException e) {
+            throw new IllegalArgumentException("the row has fewer dimension values than the schema's "
+                    + dictionaries.length + " " + schema.dimensions() + " at time " + row.timestamp(), e);
+        }
+        try {
+            if (extras > 0) {
+                row.extraMetric(extras - 1);
+            }
+        } catch (IndexOutOfBoundsException e) {
+            throw new IllegalArgumentException("the row has fewer extra metrics than the schema's " + extras
+                    + " at time " + row.timestamp(), e);
+        }
     }
 
     /** Stores a plain row under its unique key. */

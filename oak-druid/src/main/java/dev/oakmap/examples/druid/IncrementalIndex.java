@@ -30,7 +30,8 @@ public interface IncrementalIndex extends AutoCloseable {
      * Adds one row. Thread-safe. The row is read only during this call.
      *
      * @throws NullPointerException if {@code row} is null
-     * @throws IllegalArgumentException if the row's latency is not finite (nothing is stored)
+     * @throws IllegalArgumentException if the row's latency is not finite, or the row has fewer
+     *     dimension values or extra metrics than the schema (nothing is stored)
      * @throws IllegalStateException if the index is closed or a rollup aggregate is full
      * @throws dev.oakmap.OakOutOfMemoryException if an Oak index's off-heap capacity is exhausted
      */

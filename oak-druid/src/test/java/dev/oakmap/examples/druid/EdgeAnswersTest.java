@@ -2,6 +2,8 @@ package dev.oakmap.examples.druid;
 
 import org.apache.datasketches.hll.TgtHllType;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.List;
 import java.util.function.Function;
@@ -38,6 +40,32 @@ class EdgeAnswersTest {
                 assertEquals(3, agg.count(), index.getClass().getName());
                 assertEquals(30, agg.bytesSum());
                 assertEquals(3, index.rowsIngested());
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "rollup={0}")
+    @ValueSource(booleans = {false, true})
+    void aRowShorterThanTheSchemaIsRejectedBeforeAnythingIsStored(boolean rollup) {
+        IndexSchema schema = (rollup ? IndexSchema.rollup(Granularity.HOUR, "a", "b") : IndexSchema.plain("a", "b"))
+                .withExtraMetrics(2);
+        for (var make : both()) {
+            try (IncrementalIndex index = make.apply(schema)) {
+                index.ingest(new Event(T, new String[]{"p", "q"}, "u", 1, 1.0, new double[]{1, 2}));
+                List<ScanRow> before = index.scan(TimeRange.all(), DimFilter.all(), 10);
+                String name = index.getClass().getName();
+                // one extra metric short: into the existing aggregate, and as a new fact
+                for (String a : new String[]{"p", "new"}) {
+                    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> index.ingest(
+                            new Event(T, new String[]{a, "q"}, "u2", 5, 7.0, new double[]{1})), name);
+                    assertTrue(e.getMessage().contains("extra metric"), e.getMessage());
+                }
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> index.ingest(
+                        new Event(T, new String[]{"p"}, "u2", 5, 7.0, new double[]{1, 2})), name);
+                assertTrue(e.getMessage().contains("dimension"), e.getMessage());
+                assertEquals(before, index.scan(TimeRange.all(), DimFilter.all(), 10), name);
+                assertEquals(1, index.factCount(), name);
+                assertEquals(1, index.rowsIngested(), name);
             }
         }
     }
