@@ -28,8 +28,17 @@ public enum Granularity {
         return millis;
     }
 
-    /** @return the start of the bucket holding {@code timestamp} (floor, also for negative times) */
+    /**
+     * @return the start of the bucket holding {@code timestamp} (floor, also for negative times), or
+     *     {@link Long#MIN_VALUE} for the first bucket, which starts before {@code Long.MIN_VALUE}
+     */
     public long truncate(long timestamp) {
-        return millis == 1L ? timestamp : Math.floorDiv(timestamp, millis) * millis;
+        if (millis == 1L) {
+            return timestamp;
+        }
+        long bucket = Math.floorDiv(timestamp, millis);
+        // the first bucket's start is not representable: multiplying would wrap around to a time
+        // near Long.MAX_VALUE, and the oldest row would become the newest. Clamping keeps the order.
+        return bucket < Long.MIN_VALUE / millis ? Long.MIN_VALUE : bucket * millis;
     }
 }

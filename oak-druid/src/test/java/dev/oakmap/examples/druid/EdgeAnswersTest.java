@@ -69,4 +69,31 @@ class EdgeAnswersTest {
             }
         }
     }
+
+    @Test
+    void aTimestampWhoseBucketStartsBeforeLongMinValueStaysTheOldest() {
+        for (var make : both()) {
+            try (IncrementalIndex index = make.apply(IndexSchema.rollup(Granularity.MINUTE, "a"))) {
+                index.ingest(new Event(T, new String[]{"now"}, "u", 1, 1.0));
+                index.ingest(new Event(Long.MIN_VALUE + 5, new String[]{"ancient"}, "u", 1, 1.0));
+                assertEquals(List.of("now"), index.newest(TimeRange.all(), DimFilter.all(), 1).getFirst().dimensions(),
+                        "newest first");
+                List<ScanRow> past = index.scan(new TimeRange(Long.MIN_VALUE, 0), DimFilter.all(), 10);
+                assertEquals(1, past.size());
+                assertEquals(List.of("ancient"), past.getFirst().dimensions());
+                assertEquals(Long.MIN_VALUE, past.getFirst().time(), "the earliest representable bucket start");
+            }
+            try (IncrementalIndex index = make.apply(IndexSchema.plain("a"))) {
+                index.ingest(new Event(Long.MIN_VALUE, new String[]{"ancient"}, "u", 1, 1.0));
+                GroupRow g = index.groupBy(new GroupByQuery(TimeRange.all(), DimFilter.all(), List.of(),
+                        Granularity.DAY, GroupByQuery.DEFAULT_QUANTILES)).getFirst();
+                assertTrue(g.bucket() < 0, "day bucket of Long.MIN_VALUE: " + g.bucket());
+            }
+        }
+        assertEquals(Long.MIN_VALUE, Granularity.HOUR.truncate(Long.MIN_VALUE));
+        assertEquals(-3_600_000L, Granularity.HOUR.truncate(-1));
+        long first = Long.MIN_VALUE / 3_600_000L * 3_600_000L; // the first whole hour
+        assertEquals(first, Granularity.HOUR.truncate(first));
+        assertEquals(Long.MIN_VALUE, Granularity.HOUR.truncate(first - 1));
+    }
 }
