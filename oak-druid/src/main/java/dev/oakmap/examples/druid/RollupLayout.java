@@ -100,11 +100,13 @@ final class RollupLayout implements OakSerializer<IncomingRow> {
         double latency = row.latencyMs();
         target.putLong(COUNT, 1L);
         target.putLong(BYTES, row.bytes());
-        target.putDouble(LATENCY_SUM, latency);
+        // sums start at +0.0 and add the first row, as the legacy index's and a query's
+        // accumulators do: 0.0 + -0.0 is +0.0, so a -0.0 latency must not be stored as the sum
+        target.putDouble(LATENCY_SUM, 0.0 + latency);
         target.putDouble(LATENCY_MIN, latency);
         target.putDouble(LATENCY_MAX, latency);
         for (int i = 0; i < extraMetrics; i++) {
-            target.putDouble(EXTRAS + 8 * i, row.extraMetric(i));
+            target.putDouble(EXTRAS + 8 * i, 0.0 + row.extraMetric(i));
         }
         MemorySegment seg = target.writableSegment();
         MemorySegment hll = seg.asSlice(hllOffset, hllBytes).fill((byte) 0); // a reused slice keeps old bytes

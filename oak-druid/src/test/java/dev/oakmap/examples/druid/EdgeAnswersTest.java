@@ -96,4 +96,20 @@ class EdgeAnswersTest {
         assertEquals(first, Granularity.HOUR.truncate(first));
         assertEquals(Long.MIN_VALUE, Granularity.HOUR.truncate(first - 1));
     }
+
+    @Test
+    void anAggregateOfANegativeZeroLatencyReadsTheSameInBothIndexes() {
+        IndexSchema schema = IndexSchema.rollup(Granularity.SECOND, "a");
+        try (IncrementalIndex oak = new OakIncrementalIndex(schema, 64L << 20);
+             IncrementalIndex legacy = new LegacyIncrementalIndex(schema)) {
+            for (IncrementalIndex index : List.of(oak, legacy)) {
+                index.ingest(new Event(T, new String[]{"p"}, "u", 1, -0.0));
+                index.ingest(new Event(T, new String[]{"q"}, "u", 1, -0.0));
+                index.ingest(new Event(T, new String[]{"q"}, "u", 1, -0.0));
+            }
+            assertEquals(legacy.scan(TimeRange.all(), DimFilter.all(), 10), oak.scan(TimeRange.all(), DimFilter.all(), 10));
+            assertEquals(legacy.newest(TimeRange.all(), DimFilter.all(), 10),
+                    oak.newest(TimeRange.all(), DimFilter.all(), 10));
+        }
+    }
 }
