@@ -82,15 +82,43 @@ final class BenchOptions {
             }
             o.set(a.substring(2), args[++i]);
         }
+        // values that cannot measure anything are refused here: a point with 0 threads ingested
+        // nothing and reported millions of rows/s, a timeout of 0 failed every point as "GC
+        // thrashing", and the rest failed only in the child JVMs, one point after another
+        if (o.rows.isEmpty()) {
+            throw new IllegalArgumentException("--rows needs at least one row count");
+        }
+        for (int n : o.rows) {
+            positive("--rows", n);
+        }
         if (o.fixedRows == 0) {
             o.fixedRows = o.rows.stream().mapToInt(Integer::intValue).max().orElse(0);
         }
+        positive("--budget", o.budget);
+        for (long b : o.budgets) {
+            positive("--budgets", b);
+        }
+        positive("--rollup-budget", o.rollupBudget);
+        for (int t : o.threads) {
+            positive("--threads", t);
+        }
+        positive("--dims", o.dims);
+        positive("--extra-metrics", o.extraMetrics + 1L);
+        positive("--users", o.users);
+        positive("--timeout", o.timeoutSeconds);
         for (String impl : o.impls) {
             if (!impl.equals("oak") && !impl.equals("legacy")) {
                 throw new IllegalArgumentException("unknown implementation '" + impl + "' (oak, legacy)");
             }
         }
         return o;
+    }
+
+    private static void positive(String option, long value) {
+        if (value <= 0) {
+            throw new IllegalArgumentException(option + " must be positive"
+                    + (option.equals("--extra-metrics") ? " or 0: " + (value - 1) : ": " + value));
+        }
     }
 
     private void set(String name, String v) {

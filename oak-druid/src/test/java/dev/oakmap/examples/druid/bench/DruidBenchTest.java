@@ -31,6 +31,19 @@ class DruidBenchTest {
     }
 
     @Test
+    void optionsThatCannotMeasureAnythingAreRejected() {
+        // --threads 0 used to run points that ingested nothing and reported millions of rows/s
+        for (String[] bad : new String[][]{{"--threads", "0"}, {"--threads", "1,-2"}, {"--rows", "0"},
+            {"--rows", ","}, {"--budget", "-1g"}, {"--budgets", "1g,0"}, {"--rollup-budget", "0"},
+            {"--dims", "0"}, {"--extra-metrics", "-1"}, {"--users", "0"}, {"--timeout", "0"}}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> BenchOptions.parse(bad),
+                    String.join(" ", bad));
+            assertTrue(e.getMessage().contains(bad[0]), e.getMessage());
+        }
+        BenchOptions.parse(new String[]{"--rollup-rows", "0", "--warmup-rows", "0"}); // 0 means "skip"
+    }
+
+    @Test
     void planRunsAPointServingTwoFiguresOnce() {
         BenchOptions o = BenchOptions.parse(new String[]{"--rows", "1m,2m", "--budget", "2g", "--budgets", "2g,1g",
             "--threads", "1", "--rollup-rows", "100k"});
