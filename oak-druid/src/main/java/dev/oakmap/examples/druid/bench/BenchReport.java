@@ -51,21 +51,18 @@ final class BenchReport {
      */
     static List<Point> readCsv(Path csv, BenchOptions o) throws IOException {
         List<String> lines = Files.readAllLines(csv, StandardCharsets.UTF_8);
+        if (lines.isEmpty()) {
+            throw new IOException(csv + " is empty");
+        }
         List<String> header = List.of(lines.getFirst().split(","));
         List<Point> plan = new java.util.ArrayList<>();
-        for (String line : lines.subList(1, lines.size())) {
-            List<String> f = splitCsv(line);
-            Point p = new Point(f.get(0), f.get(1), Integer.parseInt(f.get(2)), Integer.parseInt(f.get(3)),
-                    Long.parseLong(f.get(4)));
-            p.series.addAll(List.of(f.get(5).split("\\+")));
-            java.util.Map<String, String> r = new java.util.LinkedHashMap<>();
-            for (int i = 8; i < header.size() && i < f.size(); i++) {
-                if (!f.get(i).isEmpty()) {
-                    r.put(header.get(i), f.get(i));
-                }
+        for (int n = 1; n < lines.size(); n++) {
+            try {
+                plan.add(readRow(splitCsv(lines.get(n)), header));
+            } catch (RuntimeException e) {
+                // a number that does not parse or a short row: name the line, not the parser's frame
+                throw new IOException(csv + " line " + (n + 1) + " is not a result row (" + e + ")", e);
             }
-            p.result = r;
-            plan.add(p);
         }
         o.rows = plan.stream().filter(p -> p.series.contains("5a")).map(p -> p.rows).distinct().sorted().toList();
         plan.stream().filter(p -> p.series.contains("5a")).findFirst().ifPresent(p -> o.budget = p.budget);
@@ -76,6 +73,20 @@ final class BenchReport {
         o.rollupRows = plan.stream().filter(p -> p.series.contains("rollup")).mapToInt(p -> p.rows).findFirst().orElse(0);
         plan.stream().filter(p -> p.series.contains("rollup")).findFirst().ifPresent(p -> o.rollupBudget = p.budget);
         return plan;
+    }
+
+    private static Point readRow(List<String> f, List<String> header) {
+        Point p = new Point(f.get(0), f.get(1), Integer.parseInt(f.get(2)), Integer.parseInt(f.get(3)),
+                Long.parseLong(f.get(4)));
+        p.series.addAll(List.of(f.get(5).split("\\+")));
+        java.util.Map<String, String> r = new java.util.LinkedHashMap<>();
+        for (int i = 8; i < header.size() && i < f.size(); i++) {
+            if (!f.get(i).isEmpty()) {
+                r.put(header.get(i), f.get(i));
+            }
+        }
+        p.result = r;
+        return p;
     }
 
     private static List<String> splitCsv(String line) {

@@ -1,6 +1,7 @@
 package dev.oakmap.examples.druid.bench;
 
 import java.io.IOException;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,7 +35,7 @@ public final class DruidBench {
     private DruidBench() {
     }
 
-    /** Command-line entry point: exit 0, 1 if some runs failed unexpectedly, 2 on bad arguments. */
+    /** Command-line entry point: exit 0, 1 if some runs failed unexpectedly, 2 on bad arguments or files. */
     public static void main(String[] args) throws Exception {
         Locale.setDefault(Locale.ROOT);
         System.setProperty("java.awt.headless", "true");
@@ -53,7 +54,25 @@ public final class DruidBench {
             System.exit(2);
             return;
         }
-        System.exit(run(o, String.join(" ", args)) == 0 ? 0 : 1);
+        System.exit(execute(o, String.join(" ", args), System.err));
+    }
+
+    /**
+     * Runs the plan (or rebuilds the report) and turns a problem with the output files (an
+     * {@code --out} that is a file, a {@code --report-only} directory without a finished run, a
+     * malformed results.csv) into a message instead of a stack trace.
+     *
+     * @return the exit code
+     */
+    static int execute(BenchOptions o, String commandLine, PrintStream err) throws InterruptedException {
+        try {
+            return run(o, commandLine) == 0 ? 0 : 1;
+        } catch (IOException e) {
+            err.println("error: " + e.getClass().getSimpleName() + ": " + e.getMessage()
+                    + (o.reportOnly ? " (--report-only needs the results.csv and run.properties of a finished run"
+                    + " in --out)" : ""));
+            return 2;
+        }
     }
 
     /** @return the plan: every distinct run, tagged with the figures it serves */

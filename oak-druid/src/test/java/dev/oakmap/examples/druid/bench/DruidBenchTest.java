@@ -3,6 +3,9 @@ package dev.oakmap.examples.druid.bench;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -41,6 +44,29 @@ class DruidBenchTest {
             assertTrue(e.getMessage().contains(bad[0]), e.getMessage());
         }
         BenchOptions.parse(new String[]{"--rollup-rows", "0", "--warmup-rows", "0"}); // 0 means "skip"
+    }
+
+    @Test
+    void fileProblemsAreExplainedNotThrown(@TempDir Path dir) throws Exception {
+        // these used to end in a stack trace from main (NoSuchFileException, FileSystemException, ...)
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream ps = new PrintStream(err, true, StandardCharsets.UTF_8);
+        BenchOptions reportOnly = BenchOptions.parse(new String[]{"--report-only", "--out", dir.toString()});
+        assertEquals(2, DruidBench.execute(reportOnly, "", ps), "no finished run in --out");
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("results.csv"), err.toString(StandardCharsets.UTF_8));
+
+        err.reset();
+        Files.writeString(dir.resolve("results.csv"), "impl,mode,rows,threads,budget,series\noak,plain,lots,1,2,5a\n");
+        Files.writeString(dir.resolve("run.properties"), "command=x\n");
+        assertEquals(2, DruidBench.execute(reportOnly, "", ps), "malformed results.csv");
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("line 2"), err.toString(StandardCharsets.UTF_8));
+
+        err.reset();
+        Path file = Files.writeString(dir.resolve("a-file"), "");
+        BenchOptions outIsAFile = BenchOptions.parse(new String[]{"--rows", "1k", "--budgets", "256m", "--rollup-rows",
+            "0", "--out", file.toString()});
+        assertEquals(2, DruidBench.execute(outIsAFile, "", ps), "--out is a file");
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("a-file"), err.toString(StandardCharsets.UTF_8));
     }
 
     @Test
