@@ -112,9 +112,12 @@ public record IndexSchema(List<String> dimensions, int extraMetrics, boolean rol
      * @param hllType HLL_4, HLL_6 or HLL_8 (smaller or faster)
      * @param kllK the KLL accuracy parameter, 8..65535 (normalized rank error about 1.65% at 200,
      *     2.05% at 128)
-     * @param maxRowsPerAggregate the most input rows one aggregate accepts
+     * @param maxRowsPerAggregate the most input rows one aggregate accepts, 1..2^62
      */
     public record SketchSpec(int hllLgK, TgtHllType hllType, int kllK, long maxRowsPerAggregate) {
+
+        /** The largest {@code maxRowsPerAggregate}, 2^62: DataSketches sizes no KLL sketch for much more. */
+        public static final long MAX_ROWS_PER_AGGREGATE = 1L << 62;
 
         /** lgK 11, HLL_4 (1,128 bytes); KLL k = 128 sized for 2^31 - 1 rows (4,180 bytes). */
         public static final SketchSpec DEFAULT = new SketchSpec(11, TgtHllType.HLL_4, 128, Integer.MAX_VALUE);
@@ -130,6 +133,14 @@ public record IndexSchema(List<String> dimensions, int extraMetrics, boolean rol
             }
             if (maxRowsPerAggregate < 1) {
                 throw new IllegalArgumentException("maxRowsPerAggregate must be positive: " + maxRowsPerAggregate);
+            }
+            // DataSketches cannot size a KLL sketch for much more than 2^62 items (Long.MAX_VALUE, a
+            // natural "no limit", throws ArrayIndexOutOfBoundsException, or AssertionError under -ea):
+            // refuse it here, or the Oak index fails when it sizes its slots while the legacy index
+            // takes the same schema. 2^62 sizes for every k (checked for 8 .. 65,535).
+            if (maxRowsPerAggregate > MAX_ROWS_PER_AGGREGATE) {
+                throw new IllegalArgumentException("maxRowsPerAggregate must be at most 2^62 (a KLL sketch cannot be "
+                        + "sized for more): " + maxRowsPerAggregate);
             }
         }
 

@@ -136,4 +136,15 @@ class EdgeAnswersTest {
             }
         }
     }
+
+    @Test
+    void aSketchSpecNoKllSketchCanHoldIsRejected() {
+        // Long.MAX_VALUE ("no limit") was accepted, then the Oak index threw ArrayIndexOutOfBoundsException
+        // from DataSketches when it sized its slots, while the legacy index took the schema
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new IndexSchema.SketchSpec(11, TgtHllType.HLL_4, 128, Long.MAX_VALUE));
+        assertTrue(e.getMessage().contains("maxRowsPerAggregate"), e.getMessage());
+        assertEquals(6288, new IndexSchema.SketchSpec(11, TgtHllType.HLL_4, 128,
+                IndexSchema.SketchSpec.MAX_ROWS_PER_AGGREGATE).kllBytes(), "the largest limit still sizes a slot");
+    }
 }
