@@ -53,7 +53,7 @@ public record GeneratorConfig(long seed, List<String> dimensions, List<Integer> 
         for (int i = 0; i < dimensionCount; i++) {
             names.add("dim" + i);
             cards.add((int) Math.min(c, 100_000));
-            c *= 4;
+            c = Math.min(c * 4, 100_000); // capped before it grows: 4^32 wraps a long around to 0
         }
         return new GeneratorConfig(seed, names, cards, 1.0, 100_000, 0.8, 1_735_689_600_000L, 20_000, 0);
     }

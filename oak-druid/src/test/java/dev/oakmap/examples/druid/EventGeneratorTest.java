@@ -61,4 +61,14 @@ class EventGeneratorTest {
         assertTrue(m >= 0 && m < 1000);
         assertEquals(3, g.event(1).extraMetrics().length);
     }
+
+    @Test
+    void webConfigurationsOfManyDimensionsCapTheirCardinalities() {
+        // the cardinality grew by x4 in a long before the cap: 4^32 wrapped to 0, and --dims 32 or
+        // more failed with "cardinalities must be positive"
+        GeneratorConfig c = GeneratorConfig.web(1, 40);
+        assertEquals(40, c.cardinalities().size());
+        assertEquals(java.util.List.of(4, 16, 64), c.cardinalities().subList(0, 3));
+        assertTrue(c.cardinalities().subList(8, 40).stream().allMatch(n -> n == 100_000), c.cardinalities().toString());
+    }
 }
