@@ -243,8 +243,10 @@ final class BenchReport {
         }
         if (!p.get().ok()) {
             String e = p.get().result.getOrDefault("error", "failed");
-            return "failed (" + (e.contains("heap exhausted") ? "heap exhausted" : e.contains("off-heap") ? "off-heap full"
-                    : e.contains("timed out") ? "timeout" : e.contains("does not fit") ? "does not fit" : "error") + ")";
+            // "does not fit" first: that message mentions the off-heap share, but the point never ran
+            return "failed (" + (e.contains("does not fit") ? "does not fit" : e.contains("heap exhausted")
+                    ? "heap exhausted" : e.contains("off-heap") ? "off-heap full" : e.contains("timed out") ? "timeout"
+                    : "error") + ")";
         }
         return String.format(Locale.ROOT, "%,.0f", p.get().value("rows_per_s"));
     }

@@ -70,6 +70,22 @@ class DruidBenchTest {
     }
 
     @Test
+    void aPointThatDidNotFitIsNotReportedAsRunningOutOfOffHeapMemory(@TempDir Path dir) throws Exception {
+        // "does not fit: the budget leaves -76 MiB off-heap after 176 MiB of heap" never ran, but its
+        // cell said "failed (off-heap full)" because the message contains "off-heap"
+        BenchOptions o = BenchOptions.parse(new String[]{"--rows", "10k", "--budget", "100m", "--budgets", "100m",
+            "--threads", "1", "--impls", "oak", "--rollup-rows", "0", "--out", dir.toString()});
+        List<Point> plan = DruidBench.plan(o);
+        assertEquals(1, plan.size());
+        plan.getFirst().result = Map.of("error", "does not fit: the budget leaves -76 MiB off-heap after 176 MiB of heap");
+        BenchReport.writeMarkdown(dir.resolve("report.md"), plan, o, new BenchReport.Context("c", "m", "j", "x", "now",
+                1, "l"), List.of());
+        String md = Files.readString(dir.resolve("report.md"));
+        assertTrue(md.contains("failed (does not fit)"), md);
+        assertTrue(!md.contains("off-heap full"), md);
+    }
+
+    @Test
     void planRunsAPointServingTwoFiguresOnce() {
         BenchOptions o = BenchOptions.parse(new String[]{"--rows", "1m,2m", "--budget", "2g", "--budgets", "2g,1g",
             "--threads", "1", "--rollup-rows", "100k"});
