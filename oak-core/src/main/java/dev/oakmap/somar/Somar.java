@@ -159,8 +159,10 @@ public interface Somar extends AutoCloseable {
 
     /**
      * Gives back a slice that no other thread can reach (never published). Giving a slice back
-     * twice is detected until its memory is allocated again (under Nova the new slice may then
-     * have the same pointer: drop every copy first).
+     * twice is detected until its memory is allocated again (under {@link MemoryScheme#NOVA} and
+     * {@link MemoryScheme#GROW_ONLY} the new slice may then have the same pointer, since the version
+     * in a pointer changes only when deleted slices are reclaimed, or never: drop every copy
+     * first).
      *
      * @param pointer the safe pointer of a slice from {@link #allocate} not yet published
      * @throws IllegalArgumentException if {@code pointer} points into no block of this manager
