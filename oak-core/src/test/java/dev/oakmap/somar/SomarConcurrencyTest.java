@@ -11,6 +11,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -34,6 +35,14 @@ class SomarConcurrencyTest {
 
     /** What a slot publishes: a pointer, the id its bytes carry, and its length. */
     record Pub(long pointer, long id, int length) {}
+
+    /** Counts a delete of {@code pub} that returned true; a second one is a failure. */
+    private static void countWin(ConcurrentHashMap<Long, AtomicInteger> wins, Pub pub, boolean won,
+                                 ConcurrentLinkedQueue<Throwable> failures) {
+        if (won && wins.computeIfAbsent(pub.id(), id -> new AtomicInteger()).incrementAndGet() > 1) {
+            failures.add(new AssertionError("a second delete of " + pub + " returned true"));
+        }
+    }
 
     /** Every long of a slice holds {@code id << 24 | writes}; the bytes past the last long hold {@code (byte) id}. */
     static Function<OakScopedWriteBuffer, Object> filler(long id, long writes) {
@@ -415,7 +424,11 @@ class SomarConcurrencyTest {
             AtomicReference<Pub>[] slots = slots(nslots);
             AtomicLong ids = new AtomicLong(1);
             ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
-            AtomicLong[] writes = new AtomicLong[nslots]; // unused by the check: writes change only the low bits
+            // Deletes of one published slice race: the thread that unpublished it, and any that
+            // still hold it (a stale delete wins if it runs before the unpublisher's). Exactly one
+            // may return true: counted per slice, and checked for every unpublished one at the end.
+            ConcurrentHashMap<Long, AtomicInteger> deleteWins = new ConcurrentHashMap<>();
+            ConcurrentLinkedQueue<Pub> unpublished = new ConcurrentLinkedQueue<>();
             List<Thread> ts = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 int seed = t;
@@ -434,8 +447,9 @@ class SomarConcurrencyTest {
                                     m.writePrivate(p, filler(id, 0));
                                     Pub mine = new Pub(p, id, len);
                                     if (slots[s].compareAndSet(pub, mine)) {
-                                        if (pub != null && !m.delete(pub.pointer())) {
-                                            failures.add(new AssertionError("the replacer's delete of " + pub + " found it deleted"));
+                                        if (pub != null) {
+                                            unpublished.add(pub);
+                                            countWin(deleteWins, pub, m.delete(pub.pointer()), failures);
                                         }
                                     } else {
                                         m.deletePrivate(p);
@@ -461,12 +475,9 @@ class SomarConcurrencyTest {
                                     }
                                 } else {
                                     if (slots[s].compareAndSet(pub, null)) {
-                                        if (!m.delete(pub.pointer())) {
-                                            failures.add(new AssertionError("delete of the unpublished " + pub + " returned false"));
-                                        }
-                                    } else if (m.delete(pub.pointer())) { // replaced or removed meanwhile: someone else deletes it
-                                        failures.add(new AssertionError("a stale delete of " + pub + " returned true"));
-                                    }
+                                        unpublished.add(pub);
+                                    } // else replaced or removed meanwhile: a stale delete, racing with the unpublisher's
+                                    countWin(deleteWins, pub, m.delete(pub.pointer()), failures);
                                 }
                             } catch (DeletedMemoryAccessException expected) {
                                 // replaced meanwhile
@@ -482,6 +493,10 @@ class SomarConcurrencyTest {
                 assertFalse(t.isAlive(), "a thread hangs");
             }
             rethrow(failures);
+            for (Pub pub : unpublished) {
+                AtomicInteger wins = deleteWins.get(pub.id());
+                assertEquals(1, wins == null ? 0 : wins.get(), () -> "deletes of " + pub + " that returned true");
+            }
             for (AtomicReference<Pub> slot : slots) {
                 Pub pub = slot.get();
                 if (pub != null) {
