@@ -2,6 +2,7 @@ package dev.oakmap.somar;
 
 import dev.oakmap.DeletedMemoryAccessException;
 import dev.oakmap.MemoryScheme;
+import dev.oakmap.internal.reclaim.SliceReuseLincheckTest;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
@@ -27,7 +28,7 @@ import java.util.concurrent.atomic.AtomicReference;
 @Param(name = "cell", gen = IntGen.class, conf = "0:1")
 public class SomarLincheckTest {
 
-    static final long FOREIGN = 1_000_000L;
+    static final long FOREIGN = SliceReuseLincheckTest.FOREIGN; // what the specification's churn returns
     private static final AtomicReference<Somar> LAST = new AtomicReference<>();
     private static volatile MemoryScheme scheme = MemoryScheme.NOVA;
 
@@ -96,31 +97,10 @@ public class SomarLincheckTest {
         return v;
     }
 
-    /** The sequential specification. */
-    public static class Spec {
-        private final long[] values = {10, 20};
-        private final boolean[] deleted = new boolean[2];
-
-        public long read(int cell) {
-            return deleted[cell] ? -1 : values[cell];
-        }
-
-        public long increment(int cell) {
-            return deleted[cell] ? -1 : ++values[cell];
-        }
-
+    /** {@link SliceReuseLincheckTest.Spec}'s cells, and their length (16 bytes, -1 once deleted). */
+    public static class Spec extends SliceReuseLincheckTest.Spec {
         public int length(int cell) {
             return deleted[cell] ? -1 : 16;
-        }
-
-        public boolean delete(int cell) {
-            boolean won = !deleted[cell];
-            deleted[cell] = true;
-            return won;
-        }
-
-        public long churn() {
-            return FOREIGN;
         }
     }
 

@@ -35,7 +35,7 @@ import java.util.concurrent.atomic.AtomicReference;
 public class SliceReuseLincheckTest {
 
     /** The value of every slice the churn operation fills; no cell ever holds it. */
-    static final long FOREIGN = 1_000_000L;
+    public static final long FOREIGN = 1_000_000L;
     private static final AtomicReference<BlockAllocator> LAST = new AtomicReference<>();
     private static volatile MemoryScheme scheme = MemoryScheme.NOVA;
 
@@ -123,10 +123,14 @@ public class SliceReuseLincheckTest {
         return v;
     }
 
-    /** The sequential specification. */
+    /**
+     * The sequential specification: two cells holding 10 and 20, deleted for ever once deleted
+     * (-1). Also the base of {@code SomarLincheckTest}'s, which runs the same cells through the
+     * public SOMAR API.
+     */
     public static class Spec {
         private final long[] values = {10, 20};
-        private final boolean[] deleted = new boolean[2];
+        protected final boolean[] deleted = new boolean[2];
 
         public long read(int cell) {
             return deleted[cell] ? -1 : values[cell];
