@@ -56,11 +56,10 @@ import java.util.function.Function;
  * and the value returned with it, are those of one instant during the call. They search twice
  * and compare, starting over when a concurrent update changed what the answer rests on, so under
  * heavy updates of the keys near the answer they may take a few attempts. {@code pollFirstEntry}
- * and {@code pollLastEntry} find the first (last) key that way and then remove it, if no other
- * thread removed it first, in which case they search again. So, as in
- * {@code ConcurrentSkipListMap}, a poll is not linearizable against the insertion, between its
- * two steps, of a key that comes before the one it found: it still removes and returns the key
- * it found (each mapping is polled at most once, and none is lost). Unlike
+ * and {@code pollLastEntry} are linearizable too, unlike {@code ConcurrentSkipListMap}'s: the
+ * mapping returned was the first (last) of the view at the instant it was removed, even when a
+ * lesser key is inserted concurrently. (They hold the mapping's value while they check, so
+ * {@code containsKey} and navigation queries that meet it wait for the poll to finish.) Unlike
  * {@code ConcurrentSkipListMap},
  * {@link #compute}, {@link #computeIfAbsent}, {@link #computeIfPresent} and {@link #merge} are
  * performed atomically: the function runs while the value's lock is held, so no other update of
@@ -752,8 +751,9 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
     /**
      * {@inheritDoc}
      *
-     * <p>The returned entry is the mapping actually removed by this call: its key was the first
-     * of the view when it was found, and its value is the one the removal took out.
+     * <p>The returned entry is the mapping actually removed by this call, with the value it
+     * removed; linearizable: at the instant of the removal, its key was the first of the view
+     * (see "Atomicity" above).
      */
     @Override
     public Map.Entry<K, V> pollFirstEntry() {
@@ -763,7 +763,8 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
     /**
      * {@inheritDoc}
      *
-     * <p>The returned entry is the mapping actually removed by this call.
+     * <p>The returned entry is the mapping actually removed by this call, with the value it
+     * removed; linearizable: at the instant of the removal, its key was the last of the view.
      */
     @Override
     public Map.Entry<K, V> pollLastEntry() {
@@ -771,18 +772,11 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
     }
 
     private Map.Entry<K, V> poll(boolean highest) {
-        for (;;) {
-            SimpleImmutableEntry<K, V> e = extreme(highest, false);
-            if (e == null) {
-                return null;
-            }
-            K k = e.getKey();
-            V v = internal.remove(k);
-            if (v != null) {
-                return new SimpleImmutableEntry<>(k, v);
-            }
-            // Removed by someone else after we found it: look again.
+        if (isEmptyRange(cmp, lo, loInclusive, hi, hiInclusive)) {
+            ensureOpen();
+            return null;
         }
+        return internal.poll(lo, loInclusive, hi, hiInclusive, highest);
     }
 
     // ------------------------------------------------------------------------------------------

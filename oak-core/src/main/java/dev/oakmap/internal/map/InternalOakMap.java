@@ -242,7 +242,7 @@ public final class InternalOakMap<K, V> {
                 if (ref == Refs.NULL) {
                     return null;
                 }
-                if (values.isLive(ref)) {
+                if (values.isLiveAwaitingPoll(ref)) {
                     if (!wantView) {
                         return PRESENT;
                     }
@@ -347,7 +347,7 @@ public final class InternalOakMap<K, V> {
                         if (cur != GONE_RESULT) {
                             return cur;
                         }
-                    } else if (values.isLive(ref)) {
+                    } else if (values.isLiveAwaitingPoll(ref)) {
                         return Boolean.FALSE;
                     }
                     if (!goneForGood(c, ei, ref)) {
@@ -934,7 +934,8 @@ public final class InternalOakMap<K, V> {
         return placer != null;
     }
 
-    private void removed(Chunk c) {
+    /** Counts a removal from chunk {@code c}, and compacts it if it is by now mostly removed entries. */
+    void removed(Chunk c) {
         size.decrement();
         c.countRemoval();
         if (c.needsCompaction() && !c.isFrozen()) {
@@ -1049,6 +1050,16 @@ public final class InternalOakMap<K, V> {
     public SimpleImmutableEntry<K, V> navigate(K lo, boolean loInclusive, K hi, boolean hiInclusive,
                                                boolean descending, boolean withValue) {
         return new Navigator<>(this, lo, loInclusive, hi, hiInclusive).find(descending, withValue);
+    }
+
+    /**
+     * Removes the least (or, {@code descending}, greatest) mapping of a key range, linearizably
+     * (see {@link Navigator}, "Polls"). Null bounds are open ends.
+     *
+     * @return the mapping removed, or null if the range is empty
+     */
+    public SimpleImmutableEntry<K, V> poll(K lo, boolean loInclusive, K hi, boolean hiInclusive, boolean descending) {
+        return new Navigator<>(this, lo, loInclusive, hi, hiInclusive).poll(descending);
     }
 
     /** @return a deserialized copy of value {@code ref}, or {@link #gone()} */

@@ -5,6 +5,8 @@ import dev.oakmap.internal.chunk.KeyOps;
 import dev.oakmap.internal.chunk.StaleKeyException;
 import dev.oakmap.internal.memory.Refs;
 import dev.oakmap.internal.reclaim.SliceManager;
+import dev.oakmap.internal.wait.Backoff;
+import dev.oakmap.internal.wait.HeldLocks;
 
 import java.util.AbstractMap.SimpleImmutableEntry;
 import java.util.Arrays;
@@ -48,6 +50,22 @@ import java.util.Arrays;
  * lock-free. With a value to return, the value's read begins before the second walk and is
  * validated after it ({@link SliceManager#readBegin}, {@link SliceManager#readEnd}), so the value
  * returned is the one at that same instant.
+ *
+ * <h2>Polls</h2>
+ * {@code pollFirstEntry} must remove a mapping at an instant when it was the least. Finding the
+ * least and then removing it by key leaves a window in which a lesser key can be inserted, and
+ * observed, before the removal ({@code ConcurrentSkipListMap} has that window). So a poll takes
+ * the found value's write lock between the two walks, with a mark that makes every liveness
+ * check whose answer must be linearizable ({@code containsKey}, navigation, {@code putIfAbsent}
+ * of that key) wait until the poll is over ({@link SliceManager#lockForPoll},
+ * {@link SliceManager#isLiveAwaitingPoll}; reads of the value wait for the lock anyway). If the
+ * second walk agrees, the mapping was the least at its start, and nobody has seen it present
+ * since without waiting for the poll, which then deletes it under the lock: the poll is
+ * linearized at the start of the second walk. A poll never waits while it holds its mark: its
+ * second walk counts its own value as live, other write-locked values as live too (then the
+ * walk disagrees and the poll starts over), and gives up when it meets another poll's mark
+ * ({@link HeldLocks.PollConflict}), so two polls from opposite ends cannot wait for each other.
+ * Scans are weakly consistent and do not wait for marks.
  *
  * <h2>Cost</h2>
  * Two walks instead of one, each usually a few entries long: the hints skip runs of removed
@@ -105,17 +123,33 @@ final class Navigator<K, V> {
      *     empty at the instant the answer holds
      */
     SimpleImmutableEntry<K, V> find(boolean descending, boolean withValue) {
-        while (true) {
+        return run(descending, withValue, false);
+    }
+
+    /**
+     * Removes the least (or greatest) mapping of the range, linearizably (see "Polls" above).
+     *
+     * @return the mapping removed, with its value, or null if the range was empty at the instant
+     *     the answer holds
+     */
+    SimpleImmutableEntry<K, V> poll(boolean descending) {
+        return run(descending, true, true);
+    }
+
+    private SimpleImmutableEntry<K, V> run(boolean descending, boolean withValue, boolean poll) {
+        for (int conflicts = 0; ; ) {
             map.checkOpen();
             replaced = false;
             try {
-                SimpleImmutableEntry<K, V> e = attempt(descending, withValue);
+                SimpleImmutableEntry<K, V> e = poll ? attemptPoll(descending) : attempt(descending, withValue);
                 if (e != null) {
                     tidyEnds(descending);
                     return e == NONE_ENTRY ? null : e;
                 }
             } catch (StaleKeyException stale) {
                 replaced = true; // a key read under a chunk whose keys are being reclaimed
+            } catch (HeldLocks.PollConflict conflict) {
+                Backoff.pause(conflicts++); // let the other poll, which holds a lesser key, finish
             } catch (IllegalStateException e) {
                 throw map.closedOr(e); // memory of a map closed meanwhile
             }
@@ -178,6 +212,53 @@ final class Navigator<K, V> {
     }
 
     /**
+     * One attempt of {@link #poll}: the first walk finds the mapping; its value's write lock is
+     * taken with the poll's mark ({@link SliceManager#lockForPoll}); the second walk, which counts
+     * the marked value as live, checks that it is still the answer; then the value is read and
+     * deleted under the lock.
+     *
+     * @return the mapping removed, NONE_ENTRY for none, or null to start over
+     */
+    @SuppressWarnings("unchecked")
+    private SimpleImmutableEntry<K, V> attemptPoll(boolean descending) {
+        count = 0;
+        cursor = RECORDING;
+        int first = walk(descending);
+        if (first == RETRY) {
+            return null;
+        }
+        if (first == NOT_FOUND) {
+            return secondWalkAgrees(descending, NOT_FOUND) ? NONE_ENTRY : null;
+        }
+        Chunk c = foundChunk;
+        long v = foundValue;
+        K key = keys.read(c.keyRef(foundEntry), c);
+        long locked = values.lockForPoll(v);
+        if (locked == SliceManager.GONE) {
+            return null; // removed or replaced since the first walk
+        }
+        HeldLocks held = HeldLocks.holdForPoll(v);
+        boolean deleted = false;
+        try {
+            if (!secondWalkAgrees(descending, FOUND)) {
+                return null;
+            }
+            // The mapping was the answer when the second walk began, marked since before then:
+            // no liveness check has seen it since without waiting for the poll's end.
+            V value = map.deserializeValue(v); // under the lock: whole, and the one removed
+            values.deleteLocked(v, locked);
+            deleted = true;
+            map.removed(c);
+            return new SimpleImmutableEntry<>(key, value);
+        } finally {
+            held.releasePoll();
+            if (!deleted) {
+                values.unlock(v, locked);
+            }
+        }
+    }
+
+    /**
      * Walks again, comparing: true if the walk ended the same way, met every recorded fact and
      * nothing else, and none of the chunks walked is released (a volatile read of each, after
      * all the walk's reads).
@@ -236,7 +317,7 @@ final class Navigator<K, V> {
     /** Reads and records entry {@code e}'s value reference and liveness. @return whether live, or null if the record differs */
     private Boolean entry(Chunk c, int e) {
         long v = c.valueRef(e);
-        boolean live = v != Refs.NULL && values.isLive(v);
+        boolean live = v != Refs.NULL && values.isLiveAwaitingPoll(v);
         if (!fact(c, ENTRY, e | (live ? 1L << 31 : 0), v)) {
             return null;
         }

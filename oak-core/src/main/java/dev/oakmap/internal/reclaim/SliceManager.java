@@ -212,6 +212,43 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
     /** Marks a locked slice deleted (a removal's linearization point) and retires it for reuse. */
     public abstract void deleteLocked(long ref, long locked);
 
+    /*
+     * Polls. A poll (pollFirstEntry, pollLastEntry) finds the least live mapping, takes its
+     * value's write lock, checks that the mapping is still the least, and deletes it: linearized
+     * at the check. Holding the lock is not enough to make that instant the one everybody sees:
+     * containsKey and key-only navigation report a write-locked value as live without waiting, so
+     * after a lesser key was inserted they could still see the polled key present, although the
+     * poll's answer says it went before that insertion. So the poll also marks the locked slice,
+     * and the checks whose answers must be linearizable wait while the mark is there
+     * (isLiveAwaitingPoll). Scans, which are only weakly consistent, and the rebalancer do not
+     * wait (isLive, liveToken): to them the slice is live until it is deleted.
+     */
+
+    /**
+     * Takes the write lock of a live value, as {@link #lockWrite} does, and marks the slice as
+     * being polled (a volatile store, after the lock is taken), until {@link #unlock} or
+     * {@link #deleteLocked} with the state returned here clears the mark with the lock.
+     *
+     * @return the locked state without the mark, to pass to {@code unlock} or {@code deleteLocked},
+     *     or {@link #GONE}
+     * @throws UnsupportedOperationException if this manager's slices are keys (never polled)
+     */
+    public long lockForPoll(long ref) {
+        throw new UnsupportedOperationException("keys are not polled");
+    }
+
+    /**
+     * {@link #isLive}, except that while another thread's poll holds {@code ref} marked (see
+     * {@link #lockForPoll}) it waits for the poll to end, and then answers: false if the poll
+     * deleted it. The calling thread's own poll does not wait for itself.
+     *
+     * @throws dev.oakmap.internal.wait.HeldLocks.PollConflict if the caller is a poll that
+     *     holds another value
+     */
+    public boolean isLiveAwaitingPoll(long ref) {
+        return isLive(ref);
+    }
+
     /** Returned by {@link #beginMove} when a writer holds the slice: it is left where it is. */
     public static final long BUSY = -3L;
 

@@ -24,6 +24,8 @@ public final class HeldLocks {
 
     private long[] refs = new long[4];
     private int depth;
+    /** How many of {@link #refs} are held by a poll (see {@link #holdForPoll}). */
+    private int polls;
 
     private HeldLocks() {}
 
@@ -55,6 +57,64 @@ public final class HeldLocks {
     /** Ends the latest {@link #hold} of this thread. */
     public void release() {
         depth--;
+    }
+
+    /**
+     * Records that the calling thread holds the write lock of {@code ref} with the slice marked
+     * as being polled (see {@code SliceManager#lockForPoll}): its own liveness checks of
+     * {@code ref} do not wait for the mark, and it gives up when it meets another poll's mark
+     * instead of waiting for it ({@link #mustWaitForPoll}).
+     *
+     * @return the record, to {@link #releasePoll()} when the poll is over
+     */
+    public static HeldLocks holdForPoll(long ref) {
+        HeldLocks h = hold(ref);
+        h.polls++;
+        return h;
+    }
+
+    /** Ends the latest {@link #holdForPoll} of this thread. */
+    public void releasePoll() {
+        polls--;
+        depth--;
+    }
+
+    /**
+     * Called by a liveness check that found {@code ref} marked as being polled by a thread that
+     * holds its write lock.
+     *
+     * @return true if the caller must wait until the mark is gone; false if the calling thread is
+     *     the one that holds it (its poll checks its own key)
+     * @throws PollConflict if the calling thread is itself in a poll that holds another slice:
+     *     two polls waiting for each other's marks (a first and a last one over ranges that cross)
+     *     would wait for ever, so the one that meets the other's mark starts over
+     */
+    public static boolean mustWaitForPoll(long ref) {
+        HeldLocks h = LOCAL.get();
+        if (h == null) {
+            return true;
+        }
+        for (int i = 0; i < h.depth; i++) {
+            if (h.refs[i] == ref) {
+                return false;
+            }
+        }
+        if (h.polls > 0) {
+            throw PollConflict.INSTANCE;
+        }
+        return true;
+    }
+
+    /**
+     * Thrown to a poll that met another poll's mark while holding its own: it releases its key
+     * and starts over. Internal, never seen by users; no stack trace.
+     */
+    public static final class PollConflict extends RuntimeException {
+        private static final PollConflict INSTANCE = new PollConflict();
+
+        private PollConflict() {
+            super("a poll met another poll's key", null, false, false);
+        }
     }
 
     /**
