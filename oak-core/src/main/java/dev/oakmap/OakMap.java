@@ -1153,8 +1153,9 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
      * one chunk: handing out batches of elements from there would have one thread iterate what
      * it hands out. A view within one chunk from the start (a small map), or a spliterator that
      * has started, splits as {@link Spliterators.AbstractSpliterator} does, by handing out a batch
-     * of the elements it iterates, except over iterators that reuse their elements (the zero-copy
-     * stream sets: a batch would hold one object many times), which do not split then. Each part
+     * of the elements it iterates (reporting the same comparator), except over iterators that
+     * reuse their elements (the zero-copy stream sets: a batch would hold one object many times),
+     * which do not split then. Each part
      * is weakly consistent on its own range, so the whole keeps the guarantee of an iterator:
      * every mapping present throughout the traversal is returned once, in order within each part.
      *
@@ -1229,7 +1230,63 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
                     return part;
                 }
             }
-            return batches && !ranged ? super.trySplit() : null;
+            if (!batches || ranged) {
+                return null;
+            }
+            Spliterator<T> batch = super.trySplit();
+            // The batch (an array spliterator) reports SORTED with a null comparator, which says
+            // "natural order": wrong for a descending view, and for entries, which have none.
+            return batch == null || comparator == null ? batch : new SortedBatch<>(batch, comparator);
+        }
+
+        @Override
+        public Comparator<? super T> getComparator() {
+            if (hasCharacteristics(Spliterator.SORTED)) {
+                return comparator;
+            }
+            throw new IllegalStateException();
+        }
+    }
+
+    /**
+     * A batch of elements split off a sorted {@link ViewSpliterator}, reporting the view's
+     * comparator (as the spliterator it came from does) instead of natural order.
+     *
+     * @param <T> the element type
+     */
+    private static final class SortedBatch<T> implements Spliterator<T> {
+        private final Spliterator<T> batch;
+        private final Comparator<? super T> comparator;
+
+        SortedBatch(Spliterator<T> batch, Comparator<? super T> comparator) {
+            this.batch = batch;
+            this.comparator = comparator;
+        }
+
+        @Override
+        public boolean tryAdvance(Consumer<? super T> action) {
+            return batch.tryAdvance(action);
+        }
+
+        @Override
+        public void forEachRemaining(Consumer<? super T> action) {
+            batch.forEachRemaining(action);
+        }
+
+        @Override
+        public Spliterator<T> trySplit() {
+            Spliterator<T> part = batch.trySplit();
+            return part == null ? null : new SortedBatch<>(part, comparator);
+        }
+
+        @Override
+        public long estimateSize() {
+            return batch.estimateSize();
+        }
+
+        @Override
+        public int characteristics() {
+            return batch.characteristics();
         }
 
         @Override
