@@ -102,6 +102,13 @@ public final class HeaderlessSlices extends SliceManager {
 
     @Override public boolean isLive(long ref) { return true; }
 
+    @Override public boolean isLiveAwaitingPoll(long ref) { return true; }
+
+    @Override
+    public long lockForPoll(long ref) {
+        throw new UnsupportedOperationException("keys are not polled");
+    }
+
     @Override
     public long lockWrite(long ref) {
         throw new UnsupportedOperationException("header-less slices are immutable");

@@ -41,11 +41,6 @@ public final class LockBasedSlices extends SliceManager {
     private static final long WRITER = 1L << 34;
     private static final long DELETED = 1L << 35;
     private static final int VERSION_SHIFT = 36;
-    /**
-     * Set by a poll holding the write lock (see {@code SliceManager}, "Polls"): the top bit of the
-     * version field, which versions (27 bits) never reach.
-     */
-    private static final long POLLING = 1L << 63;
 
     LockBasedSlices(BlockAllocator allocator, BlockAllocator.Kind kind) {
         super(allocator, kind);
@@ -105,30 +100,8 @@ public final class LockBasedSlices extends SliceManager {
     }
 
     @Override
-    public boolean isLiveAwaitingPoll(long ref) {
-        MemorySegment seg = allocator.segment(ref);
-        long off = stateOffset(ref);
-        for (int spins = 0; ; spins++) {
-            long h = (long) STATE.getAcquire(seg, off);
-            if (!liveFor(h, ref)) {
-                return false;
-            }
-            if ((h & POLLING) == 0 || !HeldLocks.mustWaitForPoll(ref)) {
-                return true;
-            }
-            Backoff.pause(spins);
-        }
-    }
-
-    @Override
-    public long lockForPoll(long ref) {
-        long locked = lockWrite(ref);
-        if (locked != GONE) {
-            // readers and writers CAS only a word without WRITER: the holder alone writes it now;
-            // volatile, so that a liveness check after the poll's linearization point sees the mark
-            STATE.setVolatile(allocator.segment(ref), stateOffset(ref), locked | POLLING);
-        }
-        return locked;
+    boolean liveState(long state, long ref) {
+        return liveFor(state, ref);
     }
 
     @Override

@@ -3,6 +3,8 @@ package dev.oakmap.internal.reclaim;
 import dev.oakmap.MemoryScheme;
 import dev.oakmap.internal.memory.BlockAllocator;
 import dev.oakmap.internal.memory.Refs;
+import dev.oakmap.internal.wait.Backoff;
+import dev.oakmap.internal.wait.HeldLocks;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
@@ -225,16 +227,29 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
      */
 
     /**
+     * The poll mark in the state word of a {@link #HEADER_BYTES} header: its top bit, in the
+     * version field, which versions (27 bits) never reach. Only the holder of the write lock sets
+     * it, and the unlock or deletion that ends the lock clears it.
+     */
+    static final long POLLING = 1L << 63;
+
+    /**
      * Takes the write lock of a live value, as {@link #lockWrite} does, and marks the slice as
      * being polled (a volatile store, after the lock is taken), until {@link #unlock} or
      * {@link #deleteLocked} with the state returned here clears the mark with the lock.
      *
      * @return the locked state without the mark, to pass to {@code unlock} or {@code deleteLocked},
      *     or {@link #GONE}
-     * @throws UnsupportedOperationException if this manager's slices are keys (never polled)
      */
     public long lockForPoll(long ref) {
-        throw new UnsupportedOperationException("keys are not polled");
+        long locked = lockWrite(ref);
+        if (locked != GONE) {
+            // the lock holder alone writes the word now (readers, writers and movers CAS only a
+            // word that no writer holds); volatile, so that a liveness check made after the
+            // poll's linearization point sees the mark
+            STATE_WORD.setVolatile(allocator.segment(ref), stateOffset(ref), locked | POLLING);
+        }
+        return locked;
     }
 
     /**
@@ -242,11 +257,29 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
      * {@link #lockForPoll}) it waits for the poll to end, and then answers: false if the poll
      * deleted it. The calling thread's own poll does not wait for itself.
      *
-     * @throws dev.oakmap.internal.wait.HeldLocks.PollConflict if the caller is a poll that
-     *     holds another value
+     * @throws HeldLocks.PollConflict if the caller is a poll that holds another value
      */
     public boolean isLiveAwaitingPoll(long ref) {
-        return isLive(ref);
+        MemorySegment seg = allocator.segment(ref);
+        long off = stateOffset(ref);
+        for (int spins = 0; ; spins++) {
+            long h = (long) STATE_WORD.getAcquire(seg, off);
+            if (!liveState(h, ref)) {
+                return false;
+            }
+            if ((h & POLLING) == 0 || !HeldLocks.mustWaitForPoll(ref)) {
+                return true;
+            }
+            Backoff.pause(spins);
+        }
+    }
+
+    /**
+     * @return whether {@code state}, the state word of {@code ref}'s {@link #HEADER_BYTES} header
+     *     read with acquire, says that {@code ref} is live
+     */
+    boolean liveState(long state, long ref) {
+        throw new UnsupportedOperationException(scheme() + " " + kind + " slices have no state word");
     }
 
     /** Returned by {@link #beginMove} when a writer holds the slice: it is left where it is. */
