@@ -166,9 +166,15 @@ final class Navigator<K, V> {
     /** Set when an attempt met a released chunk: the next one waits for the rebalance to finish. */
     private boolean replaced;
 
-    /** @return the answer, NONE_ENTRY for none, or null to start over */
+    /**
+     * The first walk of an attempt, recording: if it finds a live entry, its key is read and the
+     * entry is left in {@link #foundChunk}, {@link #foundEntry}, {@link #foundValue}.
+     *
+     * @return the key found, with a null value; NONE_ENTRY if the range is empty (checked by the
+     *     second walk already); or null to start over
+     */
     @SuppressWarnings("unchecked")
-    private SimpleImmutableEntry<K, V> attempt(boolean descending, boolean withValue) {
+    private SimpleImmutableEntry<K, V> firstWalk(boolean descending) {
         count = 0;
         cursor = RECORDING;
         int first = walk(descending);
@@ -178,12 +184,20 @@ final class Navigator<K, V> {
         if (first == NOT_FOUND) {
             return secondWalkAgrees(descending, NOT_FOUND) ? NONE_ENTRY : null;
         }
-        Chunk c = foundChunk;
-        long v = foundValue;
-        K key = keys.read(c.keyRef(foundEntry), c);
-        if (!withValue) {
-            return secondWalkAgrees(descending, FOUND) ? new SimpleImmutableEntry<>(key, null) : null;
+        return new SimpleImmutableEntry<>(keys.read(foundChunk.keyRef(foundEntry), foundChunk), null);
+    }
+
+    /** @return the answer, NONE_ENTRY for none, or null to start over */
+    private SimpleImmutableEntry<K, V> attempt(boolean descending, boolean withValue) {
+        SimpleImmutableEntry<K, V> found = firstWalk(descending);
+        if (found == null || found == NONE_ENTRY) {
+            return found;
         }
+        if (!withValue) {
+            return secondWalkAgrees(descending, FOUND) ? found : null;
+        }
+        K key = found.getKey();
+        long v = foundValue;
         // the value's read spans the second walk, so the value is the one of the same instant
         long token = values.readBegin(v);
         if (token == SliceManager.GONE) {
@@ -219,20 +233,13 @@ final class Navigator<K, V> {
      *
      * @return the mapping removed, NONE_ENTRY for none, or null to start over
      */
-    @SuppressWarnings("unchecked")
     private SimpleImmutableEntry<K, V> attemptPoll(boolean descending) {
-        count = 0;
-        cursor = RECORDING;
-        int first = walk(descending);
-        if (first == RETRY) {
-            return null;
-        }
-        if (first == NOT_FOUND) {
-            return secondWalkAgrees(descending, NOT_FOUND) ? NONE_ENTRY : null;
+        SimpleImmutableEntry<K, V> found = firstWalk(descending);
+        if (found == null || found == NONE_ENTRY) {
+            return found;
         }
         Chunk c = foundChunk;
         long v = foundValue;
-        K key = keys.read(c.keyRef(foundEntry), c);
         long locked = values.lockForPoll(v);
         if (locked == SliceManager.GONE) {
             return null; // removed or replaced since the first walk
@@ -249,7 +256,7 @@ final class Navigator<K, V> {
             values.deleteLocked(v, locked);
             deleted = true;
             map.removed(c);
-            return new SimpleImmutableEntry<>(key, value);
+            return new SimpleImmutableEntry<>(found.getKey(), value);
         } finally {
             held.releasePoll();
             if (!deleted) {
