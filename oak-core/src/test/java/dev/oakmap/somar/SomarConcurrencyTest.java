@@ -361,6 +361,14 @@ class SomarConcurrencyTest {
      * for a live header; the only remedy the allocator has, reusing whole free blocks with a
      * layout era per block ({@code OptimisticSlices#reuseWholeBlocks}), needs whole blocks to
      * empty, which random churn rarely does. Not fixable in place without a design change.
+     *
+     * <p>It is a matter of scale, measured 2026-11-27 with a throwaway driver doing this test's
+     * churn (sizes 0-2,000 bytes, NOVA): ten times the population in ten times the capacity
+     * (10,000 slices, 30 MB) ran 3,000 rounds without a failure, holding 25.1 MB of blocks for
+     * 10.4 MB in use. With 1,000 slices spread over the 500 size classes of that range a freed
+     * slice rarely meets a request of its size and is cut up instead; with 10,000 it mostly does.
+     * The map's own values behave alike: 10,000 values of 1-2,000 bytes replaced 6M times fit in
+     * 20 MB (2x), but 1,000 of them in 3 MB ran out after 690,000 replacements.
      */
     @org.junit.jupiter.api.Disabled("fragmentation: freed slices never merge, so churn of varied sizes at a third of "
             + "the capacity ends in OakOutOfMemoryException with most of the capacity free (see the comment)")
