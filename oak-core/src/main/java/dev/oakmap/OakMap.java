@@ -588,9 +588,11 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
     /**
      * {@inheritDoc}
      *
-     * <p>Each key is replaced with a compare-and-set loop ({@link #replace(Object, Object, Object)}),
-     * so the function may be called several times for a key that is concurrently updated. Not
-     * atomic as a whole.
+     * <p>Each key is replaced with a compare-and-set loop: its value is replaced if it still has
+     * the bytes of the copy the function was given (as {@code removeIf} of the views compares, so
+     * that values without value equality, such as {@code byte[]}, are replaced too), so the
+     * function may be called several times for a key that is concurrently updated. Not atomic as
+     * a whole.
      *
      * @throws NullPointerException if the function is null or returns null
      */
@@ -609,7 +611,7 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
             K k = c.key();
             while (v != null) {
                 V r = Objects.requireNonNull(function.apply(k, v), "replaceAll function returned null");
-                if (internal.replace(k, v, r)) {
+                if (internal.replaceIfUnchanged(k, v, r)) {
                     break;
                 }
                 v = internal.get(k);

@@ -491,10 +491,15 @@ public final class InternalOakMap<K, V> {
      * mapping would ever be removed. A mapping updated since to other bytes stays.
      */
     public boolean removeIfUnchanged(K key, V seen) {
+        return doRemove(key, sameBytes(seen), false) != GONE_RESULT;
+    }
+
+    /** @return the bytes that {@code seen} serializes to, as an expected value */
+    private SameBytes sameBytes(V seen) {
         int len = Codec.sizeOf(valueSerializer, seen, values.maxLength());
         byte[] bytes = new byte[len];
         Codec.write(valueSerializer, seen, MemorySegment.ofArray(bytes), 0, len);
-        return doRemove(key, new SameBytes(bytes), false) != GONE_RESULT;
+        return new SameBytes(bytes);
     }
 
     /** An expected value given as its serialized bytes (see {@link #removeIfUnchanged}). */
@@ -566,7 +571,7 @@ public final class InternalOakMap<K, V> {
     /** Replaces the value of a present key. @return the old value, or null if absent (nothing done) */
     public V replace(K key, V value) {
         Objects.requireNonNull(value, "value");
-        return update(key, (k, old) -> value, null, false, true);
+        return update(key, (k, old) -> value, null, false, true, null);
     }
 
     /** Replaces the value if it currently equals oldValue. */
@@ -577,7 +582,28 @@ public final class InternalOakMap<K, V> {
         update(key, (k, cur) -> {
             replaced[0] = oldValue.equals(cur);
             return replaced[0] ? newValue : unchanged();
-        }, null, false, false);
+        }, null, false, false, null);
+        return replaced[0];
+    }
+
+    /**
+     * Replaces the value of {@code key} by {@code value} if it still has the bytes that
+     * {@code seen}, a copy deserialized from it, serializes to: for {@code replaceAll}, whose
+     * function computed {@code value} from that copy. Not {@code seen.equals}, as in
+     * {@link #removeIfUnchanged}: a copy of a {@code byte[]} value equals nothing but itself, so
+     * replaceAll would call its function again for ever. A value updated since to other bytes
+     * stays, and the caller reads it again.
+     *
+     * @return whether the value was replaced
+     */
+    public boolean replaceIfUnchanged(K key, V seen, V value) {
+        Objects.requireNonNull(value, "value");
+        SameBytes same = sameBytes(seen);
+        boolean[] replaced = new boolean[1];
+        update(key, (k, cur) -> {
+            replaced[0] = true;
+            return value;
+        }, null, false, false, same);
         return replaced[0];
     }
 
@@ -592,7 +618,7 @@ public final class InternalOakMap<K, V> {
     /** Atomic compute, as ConcurrentMap.compute. */
     public V compute(K key, BiFunction<? super K, ? super V, ? extends V> fn) {
         Objects.requireNonNull(fn, "remappingFunction");
-        return update(key, fn, fn, true, false);
+        return update(key, fn, fn, true, false, null);
     }
 
     /** Atomic computeIfAbsent. */
@@ -620,14 +646,14 @@ public final class InternalOakMap<K, V> {
     /** Atomic computeIfPresent (legacy BiFunction form). */
     public V computeIfPresent(K key, BiFunction<? super K, ? super V, ? extends V> fn) {
         Objects.requireNonNull(fn, "remappingFunction");
-        return update(key, fn, null, false, false);
+        return update(key, fn, null, false, false, null);
     }
 
     /** Atomic merge. */
     public V merge(K key, V value, BiFunction<? super V, ? super V, ? extends V> fn) {
         Objects.requireNonNull(value, "value");
         Objects.requireNonNull(fn, "remappingFunction");
-        return update(key, (k, old) -> fn.apply(old, value), (k, none) -> value, true, false);
+        return update(key, (k, old) -> fn.apply(old, value), (k, none) -> value, true, false, null);
     }
 
     /**
@@ -635,10 +661,13 @@ public final class InternalOakMap<K, V> {
      * to its value under the value's write lock (null result: remove). If absent and
      * {@code ifAbsent} is given, inserts its result (unless null).
      *
+     * @param unlessChanged if not null, a present value is updated only if it holds these bytes
+     *     (and is not deserialized: {@code ifPresent} gets null); else nothing is done
      * @return the new value (or, with {@code returnOld}, the previous value); null if none
      */
     private V update(K key, BiFunction<? super K, ? super V, ? extends V> ifPresent,
-                     BiFunction<? super K, ? super V, ? extends V> ifAbsent, boolean createEntry, boolean returnOld) {
+                     BiFunction<? super K, ? super V, ? extends V> ifAbsent, boolean createEntry, boolean returnOld,
+                     SameBytes unlessChanged) {
         checkOpen();
         Objects.requireNonNull(key, "key");
         long kp = keys.prefix(key);
@@ -653,11 +682,15 @@ public final class InternalOakMap<K, V> {
                 if (ref != Refs.NULL) {
                     long h = values.lockWrite(ref);
                     if (h != SliceManager.GONE) {
+                        if (unlessChanged != null && !unlessChanged.heldBy(values, ref)) {
+                            values.unlock(ref, h);
+                            return null;
+                        }
                         V old;
                         V nv;
                         HeldLocks held = HeldLocks.hold(ref);
                         try {
-                            old = deserializeValue(ref);
+                            old = unlessChanged != null ? null : deserializeValue(ref);
                             nv = ifPresent.apply(key, old);
                         } catch (Throwable e) { // also an undeclared checked exception from user code
                             values.unlock(ref, h);
