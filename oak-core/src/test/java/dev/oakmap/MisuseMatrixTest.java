@@ -2,15 +2,25 @@ package dev.oakmap;
 
 import dev.oakmap.common.OakCommonTypes;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
@@ -75,5 +85,112 @@ class MisuseMatrixTest {
                 assertArrayEquals(e.getValue(), map.get(e.getKey()), "value of " + e.getKey());
             }
         }
+    }
+
+    /** Long values whose deserializer runs, once, the action armed in {@link #inDeserializer}. */
+    private static OakSerializer<Long> reentrantValues(AtomicReference<Runnable> inDeserializer) {
+        return new OakSerializer<>() {
+            @Override
+            public void serialize(Long v, OakScopedWriteBuffer target) {
+                target.putLong(0, v);
+            }
+
+            @Override
+            public Long deserialize(OakScopedReadBuffer source) {
+                Runnable action = inDeserializer.getAndSet(null);
+                if (action != null) {
+                    action.run();
+                }
+                return source.getLong(0);
+            }
+
+            @Override
+            public int calculateSize(Long v) {
+                return 8;
+            }
+        };
+    }
+
+    /**
+     * A value deserializer that reads or writes its own key through the map, called by an
+     * operation that holds the value's lock (put returning the old value, remove, remove(k, v))
+     * or its read (the navigation queries' value): it waited for its own thread for ever (the
+     * put and removals under every scheme, the navigation under lock-based values). It now fails
+     * with the IllegalStateException a compute function that touches its own key gets, and the
+     * mapping is unchanged and unlocked. (A deserializer that only reads its key inside a read
+     * waits for nothing, and works.)
+     */
+    @ParameterizedTest(name = "values={0}")
+    @EnumSource(MemoryScheme.class)
+    void aDeserializerThatAccessesItsOwnKeyFailsInsteadOfHanging(MemoryScheme scheme) {
+        AtomicReference<Runnable> inDeserializer = new AtomicReference<>();
+        try (OakMap<Integer, Long> map = TestMaps.builder(reentrantValues(inDeserializer), 8)
+                .keyMemory(scheme).valueMemory(scheme).build()) {
+            TreeMap<Integer, Long> model = new TreeMap<>();
+            for (int k = 0; k < 50; k++) {
+                map.put(k, 10L * k);
+                model.put(k, 10L * k);
+            }
+            Map<String, Executable> cases = new java.util.LinkedHashMap<>();
+            Map<String, Integer> keyOf = new java.util.LinkedHashMap<>();
+            Map<String, Consumer<Integer>> inside = Map.of(
+                    "reading", k -> map.get(k),
+                    "writing", k -> map.put(k, -1L),
+                    "removing", k -> map.remove(k));
+            for (Map.Entry<String, Consumer<Integer>> in : inside.entrySet()) {
+                String how = " whose deserializer is " + in.getKey() + " its key";
+                addCase(cases, keyOf, "put" + how, 10, () -> map.put(10, 1L));
+                addCase(cases, keyOf, "remove" + how, 20, () -> map.remove(20));
+                addCase(cases, keyOf, "remove(k, v)" + how, 30, () -> map.remove(30, 300L));
+                addCase(cases, keyOf, "firstEntry" + how, 0, map::firstEntry);
+                addCase(cases, keyOf, "lastEntry" + how, 49, map::lastEntry);
+                addCase(cases, keyOf, "ceilingEntry" + how, 40, () -> map.ceilingEntry(40));
+                addCase(cases, keyOf, "descending floorEntry" + how, 45, () -> map.descendingMap().floorEntry(45));
+                for (Map.Entry<String, Executable> c : cases.entrySet()) {
+                    if (c.getKey().endsWith(how)) {
+                        int k = keyOf.get(c.getKey());
+                        Executable op = c.getValue();
+                        c.setValue(() -> {
+                            inDeserializer.set(() -> in.getValue().accept(k));
+                            op.execute();
+                        });
+                    }
+                }
+            }
+            List<String> failures = new ArrayList<>();
+            for (Map.Entry<String, Executable> c : cases.entrySet()) {
+                int k = keyOf.get(c.getKey());
+                try {
+                    if (c.getKey().contains("Entry") && c.getKey().contains("reading")) {
+                        // a read inside a read waits for nothing: it works
+                        assertTimeoutPreemptively(Duration.ofSeconds(10), c.getValue(), "a read inside a read");
+                    } else {
+                        IllegalStateException e = assertTimeoutPreemptively(Duration.ofSeconds(10),
+                                () -> assertThrows(IllegalStateException.class, c.getValue()), "must fail, not hang");
+                        assertTrue(e.getMessage().contains("same key"), e.getMessage());
+                    }
+                    assertEquals(model.get(k), map.get(k), "the mapping is unchanged");
+                    // and not locked: another thread updates it at once
+                    Long updated = CompletableFuture.supplyAsync(() -> map.merge(k, 1L, Long::sum))
+                            .get(10, TimeUnit.SECONDS);
+                    assertEquals(model.get(k) + 1, updated);
+                    model.put(k, updated);
+                } catch (Throwable t) {
+                    failures.add(scheme + ", " + c.getKey() + ": " + t);
+                } finally {
+                    inDeserializer.set(null);
+                }
+            }
+            if (!failures.isEmpty()) {
+                fail(failures.size() + " of " + cases.size() + " cases failed:\n  " + String.join("\n  ", failures));
+            }
+            assertEquals(model, new TreeMap<>(map));
+        }
+    }
+
+    private static void addCase(Map<String, Executable> cases, Map<String, Integer> keyOf, String name, int key,
+                                Executable op) {
+        cases.put(name, op);
+        keyOf.put(name, key);
     }
 }

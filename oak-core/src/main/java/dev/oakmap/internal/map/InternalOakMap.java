@@ -283,7 +283,7 @@ public final class InternalOakMap<K, V> {
                         V old = null;
                         if (returnOld) {
                             try {
-                                old = deserializeValue(ref);
+                                old = deserializeLocked(ref);
                             } catch (Throwable e) { // also an undeclared checked exception from user code
                                 values.unlock(ref, h);
                                 throw e;
@@ -546,7 +546,7 @@ public final class InternalOakMap<K, V> {
                     }
                 } else if (expected != null || wantOld) {
                     try {
-                        V cur = deserializeValue(ref);
+                        V cur = deserializeLocked(ref);
                         if (expected != null && !expected.equals(cur)) {
                             values.unlock(ref, h);
                             return GONE_RESULT;
@@ -1029,6 +1029,21 @@ public final class InternalOakMap<K, V> {
     V deserializeValue(long ref) {
         MemorySegment seg = values.segment(ref);
         return Codec.read(valueSerializer, seg, values.dataOffset(ref), values.length(seg, ref));
+    }
+
+    /**
+     * Deserializes value {@code ref}, which the caller holds locked for writing, as a user
+     * function under that lock: a deserializer that reads or writes its own key (through this
+     * map) would wait for the lock its own thread holds, so that fails at once instead (see
+     * {@link HeldLocks}), as it does from the function of a compute.
+     */
+    private V deserializeLocked(long ref) {
+        HeldLocks held = HeldLocks.hold(ref);
+        try {
+            return deserializeValue(ref);
+        } finally {
+            held.release();
+        }
     }
 
     /**

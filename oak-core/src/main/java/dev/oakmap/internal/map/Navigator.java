@@ -207,10 +207,15 @@ final class Navigator<K, V> {
         Throwable failure = null;
         boolean agreed = false;
         try {
+            // a deserializer that writes this value would wait for the read lock held here, or
+            // spoil this read at every retry: it fails at once instead, as in readValueWith
+            HeldLocks held = HeldLocks.hold(v);
             try {
                 value = map.deserializeValue(v);
             } catch (Throwable t) {
                 failure = t; // may come from bytes torn by a writer: judged after validation
+            } finally {
+                held.release();
             }
             agreed = secondWalkAgrees(descending, FOUND);
         } finally {
