@@ -193,4 +193,106 @@ class MisuseMatrixTest {
         cases.put(name, op);
         keyOf.put(name, key);
     }
+
+    /** A value its serializer fails on, and one that claims more bytes than the map's capacity. */
+    private static final long FAILS = -1L;
+    private static final long HUGE = -2L;
+
+    private static final OakSerializer<Long> FAILING_VALUES = new OakSerializer<>() {
+        @Override
+        public void serialize(Long v, OakScopedWriteBuffer target) {
+            if (v == FAILS) {
+                throw new IllegalStateException("value serializer failure injected by the test");
+            }
+            target.putLong(0, v);
+        }
+
+        @Override
+        public Long deserialize(OakScopedReadBuffer source) {
+            return source.getLong(0);
+        }
+
+        @Override
+        public int calculateSize(Long v) {
+            return v == HUGE ? 4 << 20 : 8;
+        }
+    };
+
+    /**
+     * Insertions of absent keys that insert nothing: a compute whose function returns null or
+     * throws, a value whose serializer fails or that does not fit in the capacity, through every
+     * entry point that may insert. They linked the key before they had the value, and under
+     * GROW_ONLY keys a linked key's memory is never given back: each distinct key tried held its
+     * bytes for good (127,000 such calls filled a 1 MiB map, which then refused every insertion).
+     * Now the key is linked only with a value to install: they leave the memory in use, the
+     * mappings and the size exactly as they were, and the map takes new keys up to its capacity.
+     */
+    @Test
+    void insertionsThatInsertNothingHoldNoMemoryUnderGrowOnlyKeys() {
+        try (OakMap<Integer, Long> map = TestMaps.builder(FAILING_VALUES, 8).keyMemory(MemoryScheme.GROW_ONLY)
+                .valueMemory(MemoryScheme.GROW_ONLY).memoryCapacity(1 << 20).blockSize(1 << 18).build()) {
+            TreeMap<Integer, Long> model = new TreeMap<>();
+            for (int k = 0; k < 1000; k += 10) {
+                map.put(k, (long) k);
+                model.put(k, (long) k);
+            }
+            long used = map.memoryUsed();
+            OakZeroCopyMap<Integer, Long> zc = map.zc();
+            Map<String, Consumer<Integer>> nothing = new java.util.LinkedHashMap<>();
+            nothing.put("compute returning null", k -> assertEquals(null, map.compute(k, (x, v) -> null)));
+            nothing.put("computeIfAbsent returning null", k -> assertEquals(null, map.computeIfAbsent(k, x -> null)));
+            nothing.put("compute throwing", k -> assertThrows(ArithmeticException.class, () -> map.compute(k, (x, v) -> {
+                throw new ArithmeticException("injected by the test");
+            })));
+            nothing.put("compute of a failing value", k -> assertThrows(OakSerializationException.class,
+                    () -> map.compute(k, (x, v) -> FAILS)));
+            nothing.put("merge of a failing value", k -> assertThrows(OakSerializationException.class,
+                    () -> map.merge(k, FAILS, Long::sum)));
+            nothing.put("putIfAbsent of a failing value", k -> assertThrows(OakSerializationException.class,
+                    () -> map.putIfAbsent(k, FAILS)));
+            nothing.put("computeIfAbsent of a failing value", k -> assertThrows(OakSerializationException.class,
+                    () -> map.computeIfAbsent(k, x -> FAILS)));
+            nothing.put("zc.putIfAbsent of a failing value", k -> assertThrows(OakSerializationException.class,
+                    () -> zc.putIfAbsent(k, FAILS)));
+            nothing.put("zc.putIfAbsentComputeIfPresent of a failing value", k -> assertThrows(
+                    OakSerializationException.class, () -> zc.putIfAbsentComputeIfPresent(k, FAILS, b -> { })));
+            nothing.put("compute of a value beyond capacity", k -> assertThrows(OakOutOfMemoryException.class,
+                    () -> map.compute(k, (x, v) -> HUGE)));
+            nothing.put("merge of a value beyond capacity", k -> assertThrows(OakOutOfMemoryException.class,
+                    () -> map.merge(k, HUGE, Long::sum)));
+            nothing.put("putIfAbsent of a value beyond capacity", k -> assertThrows(OakOutOfMemoryException.class,
+                    () -> map.putIfAbsent(k, HUGE)));
+            nothing.put("zc.putIfAbsentComputeIfPresent of a value beyond capacity", k -> assertThrows(
+                    OakOutOfMemoryException.class, () -> zc.putIfAbsentComputeIfPresent(k, HUGE, b -> { })));
+            List<String> failures = new ArrayList<>();
+            for (Map.Entry<String, Consumer<Integer>> c : nothing.entrySet()) {
+                for (int k = 1; k < 1000; k++) { // every absent key between the present ones
+                    if (k % 10 != 0) {
+                        c.getValue().accept(k);
+                    }
+                }
+                if (map.memoryUsed() != used) {
+                    failures.add(c.getKey() + " on 900 absent keys: memory in use went from " + used + " to "
+                            + map.memoryUsed());
+                    used = map.memoryUsed();
+                }
+                if (!model.equals(new TreeMap<>(map)) || map.size() != model.size()) {
+                    failures.add(c.getKey() + ": the mappings changed");
+                }
+            }
+            if (!failures.isEmpty()) {
+                fail(String.join("\n", failures));
+            }
+            for (int k = 0; k < 1000; k++) { // and the absent keys insert normally
+                if (k % 10 != 0) {
+                    assertEquals(k % 3 == 0 ? null : 1000L + k, map.compute(k, (x, v) -> x % 3 == 0 ? null : 1000L + x));
+                    if (k % 3 != 0) {
+                        model.put(k, 1000L + k);
+                    }
+                }
+            }
+            assertEquals(model, new TreeMap<>(map));
+            assertEquals(model.size(), map.size());
+        }
+    }
 }

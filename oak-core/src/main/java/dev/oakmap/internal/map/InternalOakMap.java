@@ -336,7 +336,13 @@ public final class InternalOakMap<K, V> {
         try {
             while (true) {
                 Chunk c = locate(key, kp);
-                int ei = entryFor(c, key, kp);
+                int ei = lookUp(c, key, kp);
+                if (ei == Chunk.NONE) {
+                    if (fresh == Refs.NULL) {
+                        fresh = prepareValue(value); // before the key is linked: see linkEntry
+                    }
+                    ei = linkEntry(c, key, kp);
+                }
                 if (ei < 0) {
                     continue;
                 }
@@ -381,7 +387,13 @@ public final class InternalOakMap<K, V> {
         try {
             while (true) {
                 Chunk c = locate(key, kp);
-                int ei = entryFor(c, key, kp);
+                int ei = lookUp(c, key, kp);
+                if (ei == Chunk.NONE) {
+                    if (fresh == Refs.NULL) {
+                        fresh = prepareValue(value); // before the key is linked: see linkEntry
+                    }
+                    ei = linkEntry(c, key, kp);
+                }
                 if (ei < 0) {
                     continue;
                 }
@@ -659,7 +671,8 @@ public final class InternalOakMap<K, V> {
     /**
      * The engine of the legacy atomic updates. If the key is present, applies {@code ifPresent}
      * to its value under the value's write lock (null result: remove). If absent and
-     * {@code ifAbsent} is given, inserts its result (unless null).
+     * {@code ifAbsent} is given (with {@code createEntry}), inserts its result (unless null),
+     * linking the key only once that result is serialized ({@link #linkEntry}).
      *
      * @param unlessChanged if not null, a present value is updated only if it holds these bytes
      *     (and is not deserialized: {@code ifPresent} gets null); else nothing is done
@@ -671,10 +684,14 @@ public final class InternalOakMap<K, V> {
         checkOpen();
         Objects.requireNonNull(key, "key");
         long kp = keys.prefix(key);
+        // the value to insert while the key is absent: ifAbsent's result for (key, null), the
+        // same on every attempt, so it is computed (and serialized) once
+        V absentValue = null;
+        long fresh = Refs.NULL;
         try {
             while (true) {
                 Chunk c = locate(key, kp);
-                int ei = createEntry ? entryFor(c, key, kp) : lookUp(c, key, kp);
+                int ei = lookUp(c, key, kp);
                 if (ei < 0) {
                     continue;
                 }
@@ -713,22 +730,33 @@ public final class InternalOakMap<K, V> {
                         continue;
                     }
                 }
-                if (ifAbsent == null || ei == Chunk.NONE) {
+                if (ifAbsent == null || !createEntry) {
                     return null;
                 }
-                V nv = ifAbsent.apply(key, null);
-                if (nv == null) {
-                    return null;
+                if (fresh == Refs.NULL) {
+                    V nv = ifAbsent.apply(key, null);
+                    if (nv == null) {
+                        return null;
+                    }
+                    fresh = prepareValue(nv);
+                    absentValue = nv;
                 }
-                long fresh = prepareValue(nv);
+                if (ei == Chunk.NONE) {
+                    ei = linkEntry(c, key, kp); // only now: see linkEntry
+                    if (ei < 0 || c.valueRef(ei) != Refs.NULL) {
+                        continue; // not linked, or the key has a value (or had one): look again
+                    }
+                }
                 if (install(c, ei, ref, fresh) == OK) {
+                    fresh = Refs.NULL;
                     inserted(c);
-                    return nv;
+                    return absentValue;
                 }
-                values.discard(fresh);
             }
         } catch (IllegalStateException e) {
             throw closedOr(e);
+        } finally {
+            discardIfSet(fresh);
         }
     }
 
@@ -824,7 +852,23 @@ public final class InternalOakMap<K, V> {
         if (ei != Chunk.NONE) {
             return ei;
         }
-        ei = c.allocateEntry();
+        return linkEntry(c, key, kp);
+    }
+
+    /**
+     * Links a new entry for {@code key}, which a look-up in {@code c} did not find (or returns the
+     * entry another thread linked for it meanwhile). Insertions call it only once they hold the
+     * value to install: a linked key stays until a rebalance drops it, and under
+     * {@link MemoryScheme#GROW_ONLY} keys its memory is never given back, so a key linked for an
+     * insertion that then inserts nothing (a compute whose function returns null or throws, a
+     * value whose serializer fails or that does not fit in the capacity) would hold memory for
+     * good.
+     *
+     * @return the entry, or -1 if the chunk is full or frozen (after helping or waiting for its
+     *     rebalance) or was replaced
+     */
+    private int linkEntry(Chunk c, K key, long kp) {
+        int ei = c.allocateEntry();
         if (ei == Chunk.NONE) {
             if (c.isFrozen()) {
                 rebalancer.awaitRebalance();
