@@ -39,8 +39,9 @@ final class KeySetView<K, V> extends AbstractSet<K> implements NavigableSet<K> {
     }
 
     @Override
+    @SuppressWarnings("unchecked")
     public boolean remove(Object o) {
-        return m.remove(o) != null;
+        return m.removeKey((K) o); // the value is not read: nothing to deserialize
     }
 
     @Override

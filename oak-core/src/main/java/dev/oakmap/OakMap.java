@@ -403,6 +403,22 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
     }
 
     /**
+     * Removes {@code key}'s mapping without reading its value, for callers that need no old value
+     * (the key sets' {@code remove}, the zero-copy {@code remove}): no deserialization, so a value
+     * its deserializer cannot read is removed too.
+     *
+     * @return whether a mapping was removed
+     */
+    boolean removeKey(K key) {
+        Objects.requireNonNull(key, "key");
+        if (!inRange(key)) {
+            ensureOpen();
+            return false;
+        }
+        return internal.delete(key);
+    }
+
+    /**
      * {@inheritDoc}
      *
      * <p>The current value is compared with {@code value.equals} on a deserialized copy, atomically

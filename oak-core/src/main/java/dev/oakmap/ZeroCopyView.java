@@ -60,12 +60,7 @@ final class ZeroCopyView<K, V> implements OakZeroCopyMap<K, V> {
 
     @Override
     public boolean remove(K key) {
-        Objects.requireNonNull(key, "key");
-        if (!m.inRange(key)) {
-            m.ensureOpen();
-            return false;
-        }
-        return m.internal.delete(key);
+        return m.removeKey(key);
     }
 
     @Override

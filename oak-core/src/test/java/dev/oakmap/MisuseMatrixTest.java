@@ -18,6 +18,7 @@ import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -293,6 +294,32 @@ class MisuseMatrixTest {
             }
             assertEquals(model, new TreeMap<>(map));
             assertEquals(model.size(), map.size());
+        }
+    }
+
+    /**
+     * The key sets' remove needs no value, and no longer reads one: a mapping whose value its
+     * deserializer cannot read is removed through any key set (before, the removal deserialized
+     * the old value and failed with the deserializer's exception, leaving the mapping).
+     */
+    @Test
+    void keySetRemovalsDoNotReadTheValue() {
+        AtomicReference<Runnable> inDeserializer = new AtomicReference<>();
+        try (OakMap<Integer, Long> m = new OakMapBuilder<>(OakCommonTypes.INTEGER_SERIALIZER,
+                reentrantValues(inDeserializer), OakCommonTypes.INTEGER_COMPARATOR).build()) {
+            for (int k = 0; k < 4; k++) {
+                m.put(k, (long) k);
+            }
+            inDeserializer.set(() -> {
+                throw new IllegalStateException("unreadable value");
+            });
+            assertTrue(m.keySet().remove(0));
+            assertTrue(m.descendingKeySet().remove(1));
+            assertTrue(m.navigableKeySet().headSet(3).remove(2));
+            assertFalse(m.navigableKeySet().headSet(3).remove(3)); // out of the view's range
+            assertFalse(m.keySet().remove(9));
+            assertTrue(inDeserializer.getAndSet(null) != null, "no value was deserialized");
+            assertEquals(Map.of(3, 3L), Map.copyOf(m));
         }
     }
 }
