@@ -103,6 +103,8 @@ final class Navigator<K, V> {
     private Chunk foundChunk;
     private int foundEntry;
     private long foundValue;
+    /** The key of the entry the first walk found (see {@link #firstWalk}). */
+    private K foundKey;
 
     Navigator(InternalOakMap<K, V> map, K lo, boolean loInclusive, K hi, boolean hiInclusive) {
         this.map = map;
@@ -167,36 +169,36 @@ final class Navigator<K, V> {
     private boolean replaced;
 
     /**
-     * The first walk of an attempt, recording: if it finds a live entry, its key is read and the
-     * entry is left in {@link #foundChunk}, {@link #foundEntry}, {@link #foundValue}.
+     * The first walk of an attempt, recording. If it finds a live entry, the entry is left in
+     * {@link #foundChunk}, {@link #foundEntry}, {@link #foundValue} and its key, read, in
+     * {@link #foundKey}; if it finds none, the second walk has already confirmed that.
      *
-     * @return the key found, with a null value; NONE_ENTRY if the range is empty (checked by the
-     *     second walk already); or null to start over
+     * @return FOUND, NOT_FOUND, or RETRY to start over
      */
-    @SuppressWarnings("unchecked")
-    private SimpleImmutableEntry<K, V> firstWalk(boolean descending) {
+    private int firstWalk(boolean descending) {
         count = 0;
         cursor = RECORDING;
         int first = walk(descending);
-        if (first == RETRY) {
-            return null;
-        }
         if (first == NOT_FOUND) {
-            return secondWalkAgrees(descending, NOT_FOUND) ? NONE_ENTRY : null;
+            return secondWalkAgrees(descending, NOT_FOUND) ? NOT_FOUND : RETRY;
         }
-        return new SimpleImmutableEntry<>(keys.read(foundChunk.keyRef(foundEntry), foundChunk), null);
+        if (first == FOUND) {
+            foundKey = keys.read(foundChunk.keyRef(foundEntry), foundChunk);
+        }
+        return first;
     }
 
     /** @return the answer, NONE_ENTRY for none, or null to start over */
+    @SuppressWarnings("unchecked")
     private SimpleImmutableEntry<K, V> attempt(boolean descending, boolean withValue) {
-        SimpleImmutableEntry<K, V> found = firstWalk(descending);
-        if (found == null || found == NONE_ENTRY) {
-            return found;
+        int first = firstWalk(descending);
+        if (first != FOUND) {
+            return first == NOT_FOUND ? NONE_ENTRY : null;
         }
+        K key = foundKey;
         if (!withValue) {
-            return secondWalkAgrees(descending, FOUND) ? found : null;
+            return secondWalkAgrees(descending, FOUND) ? new SimpleImmutableEntry<>(key, null) : null;
         }
-        K key = found.getKey();
         long v = foundValue;
         // the value's read spans the second walk, so the value is the one of the same instant
         long token = values.readBegin(v);
@@ -238,11 +240,13 @@ final class Navigator<K, V> {
      *
      * @return the mapping removed, NONE_ENTRY for none, or null to start over
      */
+    @SuppressWarnings("unchecked")
     private SimpleImmutableEntry<K, V> attemptPoll(boolean descending) {
-        SimpleImmutableEntry<K, V> found = firstWalk(descending);
-        if (found == null || found == NONE_ENTRY) {
-            return found;
+        int first = firstWalk(descending);
+        if (first != FOUND) {
+            return first == NOT_FOUND ? NONE_ENTRY : null;
         }
+        K key = foundKey;
         Chunk c = foundChunk;
         long v = foundValue;
         long locked = values.lockForPoll(v);
@@ -261,7 +265,7 @@ final class Navigator<K, V> {
             values.deleteLocked(v, locked);
             deleted = true;
             map.removed(c);
-            return new SimpleImmutableEntry<>(found.getKey(), value);
+            return new SimpleImmutableEntry<>(key, value);
         } finally {
             held.releasePoll();
             if (!deleted) {
