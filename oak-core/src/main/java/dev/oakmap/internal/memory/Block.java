@@ -31,10 +31,44 @@ public final class Block {
                 : NativeMemory.map(size, arena, populate, huge);
         this.segment = mapped != null ? mapped : arena.allocate(size, 4096);
         this.mappedHere = mapped != null;
+        this.inSlot = slotted && mapped != null;
+    }
+
+    /**
+     * A block over the pages that a released block left committed in slot {@code id} (see
+     * {@link BlockPool}, "Warm blocks"): zeroed here, so that it reads as a fresh mapping would,
+     * and pages of the slot beyond {@code size} up to {@code committed} given back to the OS.
+     */
+    private Block(int id, long size, long committed) {
+        this.id = id;
+        this.arena = Arena.ofShared();
+        this.segment = NativeMemory.slot(id, size, arena);
+        this.mappedHere = true;
+        this.inSlot = true;
+        segment.fill((byte) 0);
+        long tail = (size + 4095) & ~4095L; // madvise takes page-aligned ranges
+        if (committed > tail) {
+            NativeMemory.discardSlot(id, tail, committed - tail);
+        }
+    }
+
+    /**
+     * @param committed bytes of the slot the released block covered ({@code size} or more)
+     * @return a zeroed block of {@code size} bytes over slot {@code id}'s committed pages
+     */
+    static Block overWarmSlot(int id, long size, long committed) {
+        return new Block(id, size, committed);
     }
 
     /** Whether this class mapped the block itself (rather than {@link Arena#allocate}): its pages can be discarded. */
     private final boolean mappedHere;
+    /** Whether the block lies in its id's slot of the block region ({@link NativeMemory#mapSlot}). */
+    private final boolean inSlot;
+
+    /** @return true if the block lies in its id's slot of the block region */
+    boolean inSlot() {
+        return inSlot;
+    }
 
     /**
      * Gives the block's pages back to the OS, keeping it mapped: it reads as zeros afterwards
@@ -67,6 +101,17 @@ public final class Block {
      * get {@link IllegalStateException}.
      */
     void free() {
+        arena.close();
+        if (inSlot) {
+            NativeMemory.discardSlot(id, 0, size());
+        }
+    }
+
+    /**
+     * Ends the block's life as {@link #free()} does, but leaves its pages committed in its slot
+     * for a {@linkplain #overWarmSlot warm reuse}. Only for a block {@link #inSlot()}.
+     */
+    void freeKeepingPages() {
         arena.close();
     }
 }

@@ -144,9 +144,10 @@ final class NativeMemory {
     }
 
     /**
-     * Maps block {@code id} into its slot of the region: advised as {@link #map} does, its pages
-     * given back to the OS when {@code arena} closes (they then read as zeros through the region,
-     * and the slot is ready for the id's next block).
+     * Maps block {@code id} into its slot of the region, advised as {@link #map} does. Closing
+     * {@code arena} ends the segment but leaves the pages committed: the block's owner gives them
+     * back ({@link #discardSlot}; they then read as zeros through the region, and the slot is
+     * ready for the id's next block) or keeps them for a warm reuse ({@link #slot}).
      *
      * @param size at most {@link Refs#MAX_BLOCK_SIZE}
      * @return the block's segment, whose lifetime is {@code arena}'s
@@ -161,7 +162,25 @@ final class NativeMemory {
         } catch (Throwable t) {
             // advice and pre-faulting are optional: the pages fault in on first use instead
         }
-        return slot.reinterpret(arena, base -> discard(base, size));
+        return slot.reinterpret(arena, null);
+    }
+
+    /**
+     * @return the first {@code size} bytes of block {@code id}'s slot as a segment whose lifetime
+     *     is {@code arena}'s, over whatever pages the slot holds (no advice, no faulting)
+     */
+    static MemorySegment slot(int id, long size, Arena arena) {
+        return REGION.asSlice(slotPosition(id), size).reinterpret(arena, null);
+    }
+
+    /**
+     * Gives back to the OS the pages of {@code length} bytes from {@code offset} of block
+     * {@code id}'s slot (page-aligned by the caller); they read as zeros afterwards.
+     *
+     * @return false if the kernel refused
+     */
+    static boolean discardSlot(int id, long offset, long length) {
+        return discard(REGION.asSlice(slotPosition(id) + offset, length), length);
     }
 
     /** @return the position in the region of the start of block {@code id}'s slot */
@@ -233,7 +252,7 @@ final class NativeMemory {
 
     /**
      * Gives the pages of {@code size} bytes from {@code base} back to the OS, leaving the range
-     * mapped: a slot's cleanup action, and {@link #discardPages}.
+     * mapped: {@link #discardSlot} and {@link #discardPages}.
      *
      * @return false if the kernel refused (the pages stay committed until the range is next
      *     used; the JVM stays sound)

@@ -65,6 +65,16 @@ class BlockPoolTest {
         assertTrue(pool.slotted(), "the shared pool uses the region");
         assertFalse(new BlockPool().slotted(), "no other pool does: ids are unique only within a pool");
         long size = 64L << 20;
+        long[] limits = pool.warmLimits();
+        pool.setWarmLimits(0, 0); // released blocks go back to the OS at once
+        try {
+            releasedSlotsGoBackAndStayTouchable(pool, size);
+        } finally {
+            pool.setWarmLimits(limits[0], limits[1]);
+        }
+    }
+
+    private static void releasedSlotsGoBackAndStayTouchable(BlockPool pool, long size) throws IOException {
         Block b = pool.allocate(size, false, false);
         long ref = Refs.encode(b.id, 4096, 0);
         long position = BlockAllocator.regionPosition(ref);
@@ -93,6 +103,135 @@ class BlockPoolTest {
         } finally {
             pool.release(again);
         }
+    }
+
+    /**
+     * The shared pool keeps a released block's pages committed ("Warm blocks" in
+     * {@link BlockPool}): the next block of that size or smaller is made over them, zeroed, and
+     * commits nothing new; a smaller one gives the rest of the slot back. Warm blocks beyond the
+     * byte limit, or older than the time limit, go back to the OS.
+     */
+    @Test
+    @EnabledOnOs(OS.LINUX)
+    void releasedBlocksStayWarmForTheNextBlockForAWhile() throws InterruptedException {
+        BlockPool pool = BlockPool.shared();
+        long[] limits = pool.warmLimits();
+        long size = 64L << 20;
+        pool.setWarmLimits(size, 60_000);
+        pool.trimWarm();
+        // What a slot holds is read through the region, which never faults: pages given back to
+        // the OS read as zeros there, pages kept committed still hold what was written.
+        try {
+            Block b = pool.allocate(size, false, false);
+            fillPages(b, 1);
+            pool.release(b);
+            assertEquals(size, pool.warmBytes(), "the block is kept warm");
+            assertTrue(slotHolds(b.id, 0, size, 1), "its pages stay committed");
+            assertThrows(IllegalStateException.class, () -> b.segment.get(ValueLayout.JAVA_LONG, 0),
+                    "the released block is never read through its segment");
+
+            Block half = pool.allocate(size / 2, false, false);
+            assertEquals(b.id, half.id, "a smaller block is made over the warm one");
+            assertEquals(0, pool.warmBytes());
+            for (long off = 0; off < size / 2; off += 4096) {
+                assertEquals(0L, half.segment.get(ValueLayout.JAVA_LONG, off), "zeroed at " + off);
+            }
+            assertEquals(0L, half.segment.get(ValueLayout.JAVA_LONG, size / 2 - 8));
+            assertTrue(slotHolds(b.id, size / 2, size, 0), "the rest of the slot went back to the OS");
+            assertThrows(IndexOutOfBoundsException.class, () -> half.segment.get(ValueLayout.JAVA_LONG, size / 2));
+
+            fillPages(half, 2);
+            Block other = pool.allocate(size, false, false);
+            fillPages(other, 3);
+            pool.release(half);
+            pool.release(other);
+            assertEquals(size, pool.warmBytes(), "beyond the byte limit, the oldest warm block went back");
+            assertTrue(slotHolds(half.id, 0, size / 2, 0), "its pages with it");
+            Block again = pool.allocate(size, false, false);
+            assertEquals(other.id, again.id, "the one kept is the newest");
+            fillPages(again, 4);
+            pool.release(again);
+
+            pool.setWarmLimits(size, 50); // warm blocks already kept take the new time limit too
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (pool.warmBytes() > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertEquals(0, pool.warmBytes(), "a warm block goes back once its time is up");
+            assertTrue(slotHolds(again.id, 0, size, 0), "its pages with it");
+        } finally {
+            pool.setWarmLimits(limits[0], limits[1]);
+            pool.trimWarm();
+        }
+    }
+
+    /**
+     * Warm blocks keep their ids, but never at the cost of a block: when every id is taken, the
+     * oldest warm block gives its id up (its pages discarded, so the new block starts zeroed).
+     */
+    @Test
+    @EnabledOnOs(OS.LINUX)
+    void warmBlocksGiveTheirIdsUpWhenIdsRunOut() {
+        BlockPool pool = BlockPool.shared();
+        long[] limits = pool.warmLimits();
+        pool.setWarmLimits(1L << 30, 60_000);
+        pool.trimWarm();
+        long small = 64 << 10;
+        List<Block> held = new ArrayList<>();
+        try {
+            while (true) {
+                try {
+                    held.add(pool.allocate(small, false, false));
+                } catch (OutOfMemoryError e) {
+                    break; // every id is taken
+                }
+            }
+            Block a = held.remove(held.size() - 1);
+            Block c = held.remove(held.size() - 1);
+            a.segment.set(ValueLayout.JAVA_LONG, 8, 77);
+            c.segment.set(ValueLayout.JAVA_LONG, 8, 78);
+            pool.release(a);
+            pool.release(c);
+            assertEquals(2 * small, pool.warmBytes());
+            Block big = pool.allocate(2 * small, false, false); // too large for either warm block
+            held.add(big);
+            assertEquals(a.id, big.id, "the oldest warm block gave its id up");
+            assertEquals(0L, big.segment.get(ValueLayout.JAVA_LONG, 8), "and its block starts zeroed");
+            assertEquals(small, pool.warmBytes());
+            Block last = pool.allocate(small, false, false);
+            held.add(last);
+            assertEquals(c.id, last.id, "the other is reused warm");
+            assertEquals(0L, last.segment.get(ValueLayout.JAVA_LONG, 8));
+            assertThrows(OutOfMemoryError.class, () -> pool.allocate(small, false, false));
+        } finally {
+            held.forEach(pool::release);
+            pool.setWarmLimits(limits[0], limits[1]);
+            pool.trimWarm();
+        }
+    }
+
+    /** Writes {@code mark} plus the offset at the start of every page of {@code b}. */
+    private static void fillPages(Block b, long mark) {
+        for (long off = 0; off < b.size(); off += 4096) {
+            b.segment.set(ValueLayout.JAVA_LONG, off, mark == 0 ? 0 : mark + off);
+        }
+    }
+
+    /**
+     * @return true if every page from {@code from} to {@code to} of slot {@code id} starts with
+     *     what {@link #fillPages} wrote with {@code mark} (0: zeros), read through the region
+     */
+    private static boolean slotHolds(int id, long from, long to, long mark) {
+        for (long off = from; off < to; off += 4096) {
+            long position = BlockAllocator.regionPosition(Refs.encode(id, off, 0));
+            long expected = mark == 0 ? 0 : mark + off;
+            for (int i = 0; i < 8; i++) {
+                if (BlockAllocator.touchRegion(position + i) != (byte) (expected >>> (8 * i))) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     /** A populated block is committed when mapped; a lazy one only as its pages are touched. */
