@@ -36,16 +36,19 @@ public final class Block {
 
     /**
      * A block over the pages that a released block left committed in slot {@code id} (see
-     * {@link BlockPool}, "Warm blocks"): zeroed here, so that it reads as a fresh mapping would,
-     * and pages of the slot beyond {@code size} up to {@code committed} given back to the OS.
+     * {@link BlockPool}, "Warm blocks"): zeroed here unless they were already, so that it reads as
+     * a fresh mapping would, and pages of the slot beyond {@code size} up to {@code committed}
+     * given back to the OS.
      */
-    private Block(int id, long size, long committed) {
+    private Block(int id, long size, long committed, boolean zeroed) {
         this.id = id;
         this.arena = Arena.ofShared();
         this.segment = NativeMemory.slot(id, size, arena);
         this.mappedHere = true;
         this.inSlot = true;
-        segment.fill((byte) 0);
+        if (!zeroed) {
+            segment.fill((byte) 0);
+        }
         long tail = (size + 4095) & ~4095L; // madvise takes page-aligned ranges
         if (committed > tail) {
             NativeMemory.discardSlot(id, tail, committed - tail);
@@ -54,10 +57,11 @@ public final class Block {
 
     /**
      * @param committed bytes of the slot the released block covered ({@code size} or more)
+     * @param zeroed whether those bytes are all zero already
      * @return a zeroed block of {@code size} bytes over slot {@code id}'s committed pages
      */
-    static Block overWarmSlot(int id, long size, long committed) {
-        return new Block(id, size, committed);
+    static Block overWarmSlot(int id, long size, long committed, boolean zeroed) {
+        return new Block(id, size, committed, zeroed);
     }
 
     /** Whether this class mapped the block itself (rather than {@link Arena#allocate}): its pages can be discarded. */

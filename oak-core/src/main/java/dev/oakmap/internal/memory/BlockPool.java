@@ -21,7 +21,9 @@ import java.util.concurrent.locks.LockSupport;
  * {@link NativeMemory}). A released block's pages stay committed in its slot, up to
  * {@code -Doak.warmBlocks} bytes in all (default 1g; 0 turns this off) and for at most
  * {@code -Doak.warmBlocksMillis} (default 10,000 ms), and the next block asked for of that size,
- * or smaller, is made over them, zeroed, instead of being mapped afresh. Why: getting fresh pages
+ * or smaller, is made over them, zeroed, instead of being mapped afresh. A daemon thread, the
+ * keeper, zeroes warm blocks in the background, newest first; a map that takes one before that
+ * zeroes it itself. Why: getting fresh pages
  * from the kernel is the main cost of ingesting large values (values of 10 KB: most of the time
  * went to faulting pages in), and a process that closes a map and builds the next one (an
  * incremental index per segment, a benchmark's warm-up) would pay it again for every map, where a
@@ -31,8 +33,8 @@ import java.util.concurrent.locks.LockSupport;
  * on, against 470-600 ms with {@code -Doak.warmBlocks=0} (300,000 pairs of 1 KB values: 410-430
  * against 435-660 ms). A warm block keeps its id, so it is in no one's way: the released block's
  * arena is closed (stale readers of it fail as for any released block), and the new block is a
- * new segment over the slot. A daemon thread gives each warm block back once it has lingered its
- * time; a release beyond the byte limit gives back the oldest at once.
+ * new segment over the slot. The keeper gives each warm block back once it has lingered its time;
+ * a release beyond the byte limit gives back the oldest at once.
  *
  * <p>Thread-safe. Reservation accounting ({@link #reservedBytes()}) is a single atomic counter;
  * the warm blocks and the ids are guarded by the pool's monitor.
@@ -59,17 +61,34 @@ public final class BlockPool {
     private final boolean slotted;
 
     /** A released block whose pages stay committed in its slot, its id still taken. */
-    private record Warm(int id, long size, long since) {}
+    private static final class Warm {
+        final int id;
+        final long size;
+        /** When it was released ({@link System#nanoTime}). */
+        final long since;
+        /** Its pages are all zero (the keeper zeroed them). Guarded by the pool. */
+        boolean zeroed;
+        /** The keeper is zeroing it now: nobody takes it or gives it back meanwhile. Guarded by the pool. */
+        boolean zeroing;
+
+        Warm(int id, long size, long since) {
+            this.id = id;
+            this.size = size;
+            this.since = since;
+        }
+    }
 
     /** Warm blocks, oldest first; guarded by this. */
     private final ArrayDeque<Warm> warm = new ArrayDeque<>();
     private long warmBytes; // guarded by this
-    /** The thread giving warm blocks back as their time runs out, while there are any; guarded by this. */
-    private Thread trimmer;
+    /** The thread that zeroes warm blocks and gives them back in time, while there are any; guarded by this. */
+    private Thread keeper;
     /** At most this many bytes of warm blocks; 0 where blocks are not kept warm. Guarded by this. */
     private long warmLimit;
     /** How long a warm block is kept. Guarded by this. */
     private long warmNanos;
+    /** Whether the keeper zeroes warm blocks (tests turn it off to see what a slot holds). Guarded by this. */
+    private boolean zeroesInBackground = true;
 
     /** A pool whose blocks are mapped one by one (for tests: only the shared pool uses the region). */
     BlockPool() {
@@ -91,11 +110,28 @@ public final class BlockPool {
         synchronized (this) {
             warmLimit = slotted && millis > 0 ? Math.max(0, bytes) : 0;
             warmNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(0, millis));
-            if (trimmer != null) {
-                LockSupport.unpark(trimmer); // to wait for the new time
+            if (keeper != null) {
+                LockSupport.unpark(keeper); // to wait for the new time
             }
         }
         keepWarm(null);
+    }
+
+    /** For tests: whether the keeper zeroes warm blocks in the background (if not, takers do). */
+    synchronized void zeroInBackground(boolean on) {
+        zeroesInBackground = on;
+        if (keeper != null) {
+            LockSupport.unpark(keeper);
+        }
+    }
+
+    /** @return bytes of warm blocks whose pages the keeper has zeroed */
+    synchronized long warmZeroedBytes() {
+        long n = 0;
+        for (Warm w : warm) {
+            n += w.zeroed ? w.size : 0;
+        }
+        return n;
     }
 
     /** @return the limits {@link #setWarmLimits} takes: bytes and milliseconds */
@@ -170,10 +206,13 @@ public final class BlockPool {
                 return id;
             }
         }
-        if (!warm.isEmpty()) { // warm blocks never stand in the way of a block ids are short for
-            Warm w = removeOldestWarm();
-            NativeMemory.discardSlot(w.id(), 0, w.size()); // the id's next block starts zeroed
-            return w.id();
+        Warm w;
+        while ((w = removeOldestIdle()) == null && !warm.isEmpty()) {
+            awaitZeroing();
+        }
+        if (w != null) { // warm blocks never stand in the way of a block ids are short for
+            NativeMemory.discardSlot(w.id, 0, w.size); // the id's next block starts zeroed
+            return w.id;
         }
         throw new OutOfMemoryError("all " + Refs.MAX_BLOCK_ID + " off-heap block ids are in use");
     }
@@ -203,19 +242,25 @@ public final class BlockPool {
         return size <= warmLimit;
     }
 
-    /** Adds {@code w} (unless null) to the warm blocks, giving back the oldest beyond the limit. */
+    /**
+     * Adds {@code w} (unless null) to the warm blocks, giving back the oldest beyond the limit, and
+     * wakes the keeper to zero it.
+     */
     private void keepWarm(Warm w) {
         List<Warm> over = new ArrayList<>();
         synchronized (this) {
             if (w != null) {
                 warm.addLast(w);
-                warmBytes += w.size();
+                warmBytes += w.size;
             }
-            while (warmBytes > warmLimit) {
-                over.add(removeOldestWarm());
+            Warm o;
+            while (warmBytes > warmLimit && (o = removeOldestIdle()) != null) {
+                over.add(o); // one being zeroed stays over the limit until the keeper's next look
             }
-            if (!warm.isEmpty() && trimmer == null) {
-                startTrimmer();
+            if (keeper != null) {
+                LockSupport.unpark(keeper);
+            } else if (!warm.isEmpty()) {
+                startKeeper();
             }
         }
         over.forEach(this::giveBack);
@@ -223,82 +268,159 @@ public final class BlockPool {
 
     /**
      * @return a zeroed block of {@code size} bytes over a warm block's pages (the newest of that
-     *     size, else the smallest larger one), or null if none fits
+     *     size, zeroed ones first, else the smallest larger one), or null if none fits. Zeroes the
+     *     pages here if the keeper has not yet.
      */
     private Block takeWarm(long size) {
         Warm w;
         synchronized (this) {
-            if (warm.isEmpty()) {
-                return null;
-            }
-            w = null;
-            for (var it = warm.descendingIterator(); it.hasNext(); ) {
-                Warm c = it.next();
-                if (c.size() == size) {
-                    w = c;
+            while (true) {
+                if (warm.isEmpty()) {
+                    return null;
+                }
+                w = bestFit(size, false);
+                if (w != null) {
                     break;
                 }
-                if (c.size() > size && (w == null || c.size() < w.size())) {
-                    w = c;
+                if (bestFit(size, true) == null) {
+                    return null;
                 }
-            }
-            if (w == null) {
-                return null;
+                awaitZeroing(); // the only fit is being zeroed: a few milliseconds
             }
             warm.remove(w);
-            warmBytes -= w.size();
+            warmBytes -= w.size;
         }
         try {
-            return Block.overWarmSlot(w.id(), size, w.size());
+            return Block.overWarmSlot(w.id, size, w.size, w.zeroed);
         } catch (RuntimeException | Error e) {
             giveBack(w);
             throw e;
         }
     }
 
-    private Warm removeOldestWarm() { // call holding the lock
-        Warm w = warm.removeFirst();
-        warmBytes -= w.size();
-        return w;
+    /**
+     * @param zeroingToo whether a block the keeper is zeroing may be the answer
+     * @return the newest warm block of exactly {@code size} bytes (zeroed before not), else the
+     *     smallest larger one, or null. Call holding the lock.
+     */
+    private Warm bestFit(long size, boolean zeroingToo) {
+        Warm exact = null, larger = null;
+        for (var it = warm.descendingIterator(); it.hasNext(); ) {
+            Warm c = it.next();
+            if (c.zeroing && !zeroingToo) {
+                continue;
+            }
+            if (c.size == size) {
+                if (exact == null || (c.zeroed && !exact.zeroed)) {
+                    exact = c;
+                }
+            } else if (c.size > size && (larger == null || c.size < larger.size)) {
+                larger = c;
+            }
+        }
+        return exact != null ? exact : larger;
+    }
+
+    /** Waits until the keeper ends a zeroing. Call holding the lock. */
+    private void awaitZeroing() {
+        boolean interrupted = false;
+        try {
+            wait();
+        } catch (InterruptedException e) {
+            interrupted = true; // the zeroing ends soon; keep the interrupt for the caller
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** @return the oldest warm block not being zeroed, removed, or null. Call holding the lock. */
+    private Warm removeOldestIdle() {
+        for (var it = warm.iterator(); it.hasNext(); ) {
+            Warm w = it.next();
+            if (!w.zeroing) {
+                it.remove();
+                warmBytes -= w.size;
+                return w;
+            }
+        }
+        return null;
     }
 
     /** Gives a warm block's pages back to the OS and its id to the pool. */
     private void giveBack(Warm w) {
-        NativeMemory.discardSlot(w.id(), 0, w.size());
-        giveBackId(w.id());
+        NativeMemory.discardSlot(w.id, 0, w.size);
+        giveBackId(w.id);
     }
 
-    /** Starts the thread that gives warm blocks back as their time runs out. Call holding the lock. */
-    private void startTrimmer() {
+    /** Starts the keeper (see {@link #keepWhileWarm}). Call holding the lock. */
+    private void startKeeper() {
         try {
-            trimmer = Thread.ofPlatform().daemon().name("oak-warm-blocks").start(this::trimWhileWarm);
+            keeper = Thread.ofPlatform().daemon().name("oak-warm-blocks").start(this::keepWhileWarm);
         } catch (Throwable t) { // no thread to be had: warm blocks wait for the next release or reuse
-            trimmer = null;
+            keeper = null;
         }
     }
 
-    /** The trimmer's loop: gives back each warm block when its time is up; ends when none is left. */
-    private void trimWhileWarm() {
+    /**
+     * The keeper's loop, while there are warm blocks: gives back each one when its time is up,
+     * and zeroes the others, newest first, so that the map that takes one need not (zeroing 64 MiB
+     * takes milliseconds, on a core the taker is likely not using). Ends when none is left.
+     */
+    private void keepWhileWarm() {
         while (true) {
             List<Warm> expired = new ArrayList<>();
-            long wait;
+            Warm dirty = null;
+            long wait = 0;
             synchronized (this) {
                 long now = System.nanoTime();
-                while (!warm.isEmpty() && now - warm.peekFirst().since() >= warmNanos) {
-                    expired.add(removeOldestWarm());
+                for (var it = warm.iterator(); it.hasNext(); ) { // oldest first: stop at the first in time
+                    Warm w = it.next();
+                    if (now - w.since < warmNanos) {
+                        wait = warmNanos - (now - w.since);
+                        break;
+                    }
+                    it.remove(); // the keeper zeroes nothing now: none is being zeroed
+                    warmBytes -= w.size;
+                    expired.add(w);
                 }
                 if (warm.isEmpty()) {
-                    trimmer = null;
-                    wait = 0;
+                    keeper = null;
                 } else {
-                    wait = warmNanos - (now - warm.peekFirst().since());
+                    for (var it = warm.descendingIterator(); zeroesInBackground && it.hasNext() && dirty == null; ) {
+                        Warm w = it.next();
+                        if (!w.zeroed) {
+                            dirty = w;
+                        }
+                    }
+                    if (dirty != null) {
+                        dirty.zeroing = true;
+                    }
                 }
             }
             expired.forEach(this::giveBack);
-            if (wait == 0) {
-                return;
+            if (dirty != null) {
+                zero(dirty);
+            } else if (wait == 0) {
+                return; // none left
+            } else {
+                LockSupport.parkNanos(wait); // woken early by a release or new limits
             }
-            LockSupport.parkNanos(wait);
+        }
+    }
+
+    /** Zeroes a warm block's pages, which the keeper marked as being zeroed, then marks them zeroed. */
+    private void zero(Warm w) {
+        boolean done = false;
+        try {
+            NativeMemory.zeroSlot(w.id, w.size);
+            done = true;
+        } finally {
+            synchronized (this) { // the monitor orders the zeros before any taker's use of the pages
+                w.zeroing = false;
+                w.zeroed = done; // if not, the taker zeroes them
+                notifyAll();
+            }
         }
     }
 
@@ -307,7 +429,12 @@ public final class BlockPool {
         List<Warm> all = new ArrayList<>();
         synchronized (this) {
             while (!warm.isEmpty()) {
-                all.add(removeOldestWarm());
+                Warm w = removeOldestIdle();
+                if (w == null) {
+                    awaitZeroing();
+                } else {
+                    all.add(w);
+                }
             }
         }
         all.forEach(this::giveBack);

@@ -173,6 +173,11 @@ final class NativeMemory {
         return REGION.asSlice(slotPosition(id), size).reinterpret(arena, null);
     }
 
+    /** Writes zeros over the first {@code size} bytes of block {@code id}'s slot, which nobody uses. */
+    static void zeroSlot(int id, long size) {
+        REGION.asSlice(slotPosition(id), size).fill((byte) 0);
+    }
+
     /**
      * Gives back to the OS the pages of {@code length} bytes from {@code offset} of block
      * {@code id}'s slot (page-aligned by the caller); they read as zeros afterwards.

@@ -118,9 +118,11 @@ class BlockPoolTest {
         long[] limits = pool.warmLimits();
         long size = 64L << 20;
         pool.setWarmLimits(size, 60_000);
+        pool.zeroInBackground(false);
         pool.trimWarm();
         // What a slot holds is read through the region, which never faults: pages given back to
-        // the OS read as zeros there, pages kept committed still hold what was written.
+        // the OS read as zeros there, pages kept committed still hold what was written (the
+        // keeper, which would zero them, is told not to).
         try {
             Block b = pool.allocate(size, false, false);
             fillPages(b, 1);
@@ -160,6 +162,43 @@ class BlockPoolTest {
             assertEquals(0, pool.warmBytes(), "a warm block goes back once its time is up");
             assertTrue(slotHolds(again.id, 0, size, 0), "its pages with it");
         } finally {
+            pool.zeroInBackground(true);
+            pool.setWarmLimits(limits[0], limits[1]);
+            pool.trimWarm();
+        }
+    }
+
+    /**
+     * The keeper zeroes warm blocks in the background, so that the map that takes one need not;
+     * a block taken before that is zeroed by its taker (the test above).
+     */
+    @Test
+    @EnabledOnOs(OS.LINUX)
+    void theKeeperZeroesWarmBlocksAhead() throws InterruptedException {
+        BlockPool pool = BlockPool.shared();
+        long[] limits = pool.warmLimits();
+        long size = 16L << 20;
+        pool.setWarmLimits(4 * size, 60_000);
+        pool.trimWarm();
+        try {
+            Block b = pool.allocate(size, false, false);
+            fillPages(b, 5);
+            pool.release(b);
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (pool.warmZeroedBytes() < size && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertEquals(size, pool.warmZeroedBytes(), "the keeper zeroed the warm block");
+            assertTrue(slotHolds(b.id, 0, size, 0), "its pages read as zeros");
+            assertEquals(size, pool.warmBytes(), "and it is still kept");
+            Block again = pool.allocate(size, false, false);
+            try {
+                assertEquals(b.id, again.id);
+                assertEquals(0L, again.segment.get(ValueLayout.JAVA_LONG, 4096));
+            } finally {
+                pool.release(again);
+            }
+        } finally {
             pool.setWarmLimits(limits[0], limits[1]);
             pool.trimWarm();
         }
@@ -175,6 +214,7 @@ class BlockPoolTest {
         BlockPool pool = BlockPool.shared();
         long[] limits = pool.warmLimits();
         pool.setWarmLimits(1L << 30, 60_000);
+        pool.zeroInBackground(false); // the warm blocks' contents show whether their taker zeroed them
         pool.trimWarm();
         long small = 64 << 10;
         List<Block> held = new ArrayList<>();
@@ -205,6 +245,7 @@ class BlockPoolTest {
             assertThrows(OutOfMemoryError.class, () -> pool.allocate(small, false, false));
         } finally {
             held.forEach(pool::release);
+            pool.zeroInBackground(true);
             pool.setWarmLimits(limits[0], limits[1]);
             pool.trimWarm();
         }
