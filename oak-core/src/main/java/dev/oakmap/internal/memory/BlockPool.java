@@ -139,7 +139,10 @@ public final class BlockPool {
         return new long[] {warmLimit, TimeUnit.NANOSECONDS.toMillis(warmNanos)};
     }
 
-    /** @return system property {@code name} in bytes ({@code 512m}, {@code 1g}, {@code 65536}), or {@code dflt} */
+    /**
+     * @return system property {@code name} in bytes ({@code 512m}, {@code 1g}, {@code 65536}), or
+     *     {@code dflt} if it is unset or unreadable
+     */
     private static long bytesProperty(String name, long dflt) {
         String v = System.getProperty(name);
         if (v == null || v.isBlank()) {
@@ -155,7 +158,7 @@ public final class BlockPool {
         try {
             return Long.parseLong(shift == 0 ? v : v.substring(0, v.length() - 1)) << shift;
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("-D" + name + " must be a byte count such as 512m or 1g: " + v, e);
+            return dflt; // as Long.getLong does with a value it cannot read
         }
     }
 
