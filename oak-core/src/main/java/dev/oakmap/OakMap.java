@@ -113,7 +113,7 @@ import java.util.function.Function;
  * closed: memory freed by removals is reused by its later insertions, so {@link #memoryReserved()}
  * follows the map's largest size, not its current one. Closing gives the memory back to the
  * operating system, but not all of it at once: up to 1 GiB of the blocks of the maps closed last
- * in the process stay committed for up to 10 seconds, and maps built meanwhile take them, zeroed,
+ * in the process stay committed for up to 2 seconds, and maps built meanwhile take them, zeroed,
  * instead of faulting in fresh pages (where native access is enabled; {@code -Doak.warmBlocks}
  * sets the bytes, {@code 0} turns this off, and {@code -Doak.warmBlocksMillis} the time).
  *

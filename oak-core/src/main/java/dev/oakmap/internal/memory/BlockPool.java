@@ -20,8 +20,10 @@ import java.util.concurrent.locks.LockSupport;
  * <p><b>Warm blocks</b> (the shared pool only, whose blocks lie in slots of the block region, see
  * {@link NativeMemory}). A released block's pages stay committed in its slot, up to
  * {@code -Doak.warmBlocks} bytes in all (default 1g; 0 turns this off) and for at most
- * {@code -Doak.warmBlocksMillis} (default 10,000 ms), and the next block asked for of that size,
- * or smaller, is made over them, zeroed, instead of being mapped afresh. A daemon thread, the
+ * {@code -Doak.warmBlocksMillis} (default 2,000 ms: long enough for a map built right after
+ * another is closed, short enough that a closed map's memory is soon back with the OS), and the
+ * next block asked for of that size, or smaller, is made over them, zeroed, instead of being
+ * mapped afresh. A daemon thread, the
  * keeper, zeroes warm blocks in the background, newest first; a map that takes one before that
  * zeroes it itself. Why: getting fresh pages
  * from the kernel is the main cost of ingesting large values (values of 10 KB: most of the time
@@ -42,7 +44,7 @@ import java.util.concurrent.locks.LockSupport;
 public final class BlockPool {
 
     private static final BlockPool SHARED = new BlockPool(NativeMemory.regionAvailable(),
-            bytesProperty("oak.warmBlocks", 1L << 30), Long.getLong("oak.warmBlocksMillis", 10_000));
+            bytesProperty("oak.warmBlocks", 1L << 30), Long.getLong("oak.warmBlocksMillis", 2_000));
 
     /** @return the pool shared by every map of this process */
     public static BlockPool shared() {
