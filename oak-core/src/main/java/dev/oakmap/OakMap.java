@@ -1062,8 +1062,15 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
     }
 
     /**
-     * A weakly consistent iterator in this view's order. It looks one mapping ahead (so that
-     * {@code hasNext} is exact) and keeps the last returned key for {@code remove}.
+     * A weakly consistent iterator in this view's order. Like {@code ConcurrentSkipListMap}'s, it
+     * looks one mapping ahead (so that {@code hasNext} is exact, and {@code next} returns the
+     * mapping it found even if it was removed since) and keeps the last returned key for
+     * {@code remove}. A look-ahead that throws (a deserializer failed, the map was closed) is not
+     * taken for the end: {@code next} still returns its element and leaves the failure to the
+     * next call, and the call after that looks ahead again, past the mapping that failed. So a
+     * caller that catches a value's failure and goes on meets every other mapping, and a closed
+     * map keeps saying so. (Before, the iteration ended silently there, and the element of the
+     * {@code next} that looked ahead was lost.)
      */
     private abstract class BaseIterator<T> implements Iterator<T> {
         private final Cursor<K, V> cursor;
@@ -1071,6 +1078,10 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
         private K nextKey;
         private V nextValue;
         private K lastKey;
+        /** Whether {@link #nextKey} holds the mapping looked ahead to; false at the end and after a failure. */
+        private boolean lookedAhead;
+        /** The failure of the look-ahead done by {@code next}, for the following call to throw. */
+        private RuntimeException failed;
 
         BaseIterator(boolean withValues) {
             this.withValues = withValues;
@@ -1079,13 +1090,20 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
                 // past its first keys, a scan deserializes each key from its protected slice: one copy, not two
                 cursor.readKeysInPlace(true);
             }
-            advance();
+            try {
+                lookAhead();
+            } catch (RuntimeException e) {
+                failed = e; // for hasNext or next to throw, as any failed look-ahead
+            }
         }
 
-        private void advance() {
+        /** Moves onto the next mapping; at the end, and if that throws, {@link #lookedAhead} is false. */
+        private void lookAhead() {
+            lookedAhead = false;
             nextKey = null;
             nextValue = null;
             if (cursor == null) {
+                ensureOpen(); // an empty view: no cursor to say the map was closed
                 return;
             }
             while (cursor.advance()) {
@@ -1097,6 +1115,7 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
                     nextValue = v;
                 }
                 nextKey = cursor.key();
+                lookedAhead = true;
                 return;
             }
         }
@@ -1105,18 +1124,31 @@ public final class OakMap<K, V> extends AbstractMap<K, V>
 
         @Override
         public final boolean hasNext() {
-            return nextKey != null;
+            RuntimeException f = failed;
+            if (f != null) {
+                failed = null; // thrown once; the next call goes on past the mapping that failed
+                throw f;
+            }
+            if (!lookedAhead) {
+                lookAhead(); // at the end, the cursor says so again (or that the map was closed)
+            }
+            return lookedAhead;
         }
 
         @Override
         public final T next() {
-            K k = nextKey;
-            if (k == null) {
+            if (!hasNext()) {
                 throw new NoSuchElementException();
             }
+            ensureOpen(); // closed since the look-ahead
+            K k = nextKey;
             V v = nextValue;
             lastKey = k;
-            advance();
+            try {
+                lookAhead();
+            } catch (RuntimeException e) {
+                failed = e; // k was found: return it, and throw this from the next call
+            }
             return element(k, v);
         }
 

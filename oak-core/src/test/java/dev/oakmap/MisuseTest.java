@@ -1626,6 +1626,107 @@ class MisuseTest {
     }
 
     /**
+     * An iterator whose look-ahead throws does not take the failure for the end. After close,
+     * every later {@code next()} of every kind of copying iterator throws {@link OakClosedException},
+     * and {@code hasNext()} never says the iteration ended (one used to answer "no more elements"
+     * from its second call on, as if the iteration had ended normally). And a caller that catches a value's deserialization
+     * failure and goes on gets every other mapping, once, in order: the failed look-ahead used to
+     * end the iteration silently, and to throw from the {@code next()} of the mapping before, whose
+     * element was lost (and which {@code remove()} then removed without it being returned).
+     */
+    @Test
+    void iteratorsThatThrowAreNotTakenForEnded() {
+        OakMap<Integer, Long> map = TestMaps.intLongMap(CHUNK);
+        fill(map, 100);
+        Map<String, Iterator<?>> its = new java.util.LinkedHashMap<>();
+        its.put("keySet", map.keySet().iterator());
+        its.put("values, one step", map.values().iterator());
+        its.put("entrySet, hasNext", map.entrySet().iterator());
+        its.put("descending keySet", map.descendingMap().keySet().iterator());
+        its.put("descendingIterator", map.navigableKeySet().descendingIterator());
+        its.put("subMap values", map.subMap(10, 90).values().iterator());
+        its.put("empty subMap", map.subMap(11, 12).keySet().iterator());
+        its.put("exhausted", map.headMap(3).keySet().iterator());
+        its.get("values, one step").next();
+        assertTrue(its.get("entrySet, hasNext").hasNext());
+        Iterator<?> exhausted = its.get("exhausted");
+        exhausted.next();
+        exhausted.next();
+        assertFalse(exhausted.hasNext());
+        map.close();
+        Map<String, Executable> cases = new java.util.LinkedHashMap<>();
+        its.forEach((name, it) -> cases.put(name, () -> {
+            for (int i = 0; i < 3; i++) {
+                assertClosed(name + " next() #" + i, it::next);
+                try {
+                    assertTrue(it.hasNext(), name + " hasNext() #" + i + " said the iteration ended");
+                } catch (OakClosedException expected) {
+                    // or true, for a mapping looked ahead to before close, which next() refuses
+                }
+            }
+        }));
+        runCases("iterators after close", cases, () -> { });
+
+        long bad = -5L;
+        OakSerializer<Long> failsOnBad = new OakSerializer<>() {
+            @Override
+            public void serialize(Long v, OakScopedWriteBuffer target) {
+                target.putLong(0, v);
+            }
+
+            @Override
+            public Long deserialize(OakScopedReadBuffer source) {
+                long v = source.getLong(0);
+                if (v == bad) {
+                    throw new Poison("cannot read " + v);
+                }
+                return v;
+            }
+
+            @Override
+            public int calculateSize(Long v) {
+                return 8;
+            }
+        };
+        try (OakMap<Integer, Long> m = longMap(TestMaps.INT_KEY, failsOnBad, TestMaps.INT_CMP)) {
+            TreeMap<Integer, Long> model = fill(m, 50);
+            m.put(51, bad);
+            model.remove(51);
+            for (boolean descending : new boolean[] {false, true}) {
+                NavigableMap<Integer, Long> view = descending ? m.descendingMap() : m;
+                List<Integer> seen = new ArrayList<>();
+                int failures = 0;
+                Iterator<Map.Entry<Integer, Long>> it = view.entrySet().iterator();
+                while (true) {
+                    try {
+                        if (!it.hasNext()) {
+                            break;
+                        }
+                        seen.add(it.next().getKey());
+                    } catch (Poison expected) {
+                        failures++;
+                        assertTrue(failures < 5, "the same failure again and again");
+                    }
+                }
+                String ctx = descending ? "descending" : "ascending";
+                assertEquals(1, failures, ctx);
+                NavigableMap<Integer, Long> expected = descending ? model.descendingMap() : model;
+                assertEquals(new ArrayList<>(expected.keySet()), seen, ctx + ": every readable mapping, once");
+            }
+            Iterator<Long> values = m.values().iterator();
+            for (int i = 0; i < 26; i++) {
+                assertEquals(20L * i, values.next()); // the value of key 50 last
+            }
+            assertThrows(Poison.class, values::hasNext);
+            values.remove(); // the mapping last returned: key 50, not 51
+            assertNull(m.get(50));
+            assertTrue(m.containsKey(51));
+            assertTrue(values.hasNext());
+            assertEquals(520L, values.next());
+        }
+    }
+
+    /**
      * Serializers that close their map in the middle of their work: the close another thread may do
      * at any moment, made certain. The serializer's next access to the map's memory fails, and the
      * caller must see {@link OakClosedException}, not a serialization failure blamed on the
