@@ -70,6 +70,27 @@ final class LincheckMaps {
         }
     }
 
+    /**
+     * Runs {@code check} with maps whose rebalances move pairs into key order (see
+     * {@code Rebalancer}, "Placement"; {@code -Doak.placePairs}, which the builder reads when it is
+     * created): values then change place inside the scenarios, under readers, writers and polls.
+     */
+    static void withPlacement(Runnable check) {
+        String before = System.getProperty(PLACE_PAIRS);
+        System.setProperty(PLACE_PAIRS, "true");
+        try {
+            check.run();
+        } finally {
+            if (before == null) {
+                System.clearProperty(PLACE_PAIRS);
+            } else {
+                System.setProperty(PLACE_PAIRS, before);
+            }
+        }
+    }
+
+    private static final String PLACE_PAIRS = "oak.placePairs";
+
     static void closeLast() {
         OakMap<Integer, Long> previous = LAST.getAndSet(null);
         if (previous != null) {
