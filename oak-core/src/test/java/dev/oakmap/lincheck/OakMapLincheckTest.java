@@ -32,9 +32,10 @@ import java.util.Map;
  * merges and compactions happen inside the scenarios (an empty chunk has one free slot; every
  * chunk is rebuilt after one to a few insertions).
  *
- * <p>Navigation ({@code ceilingKey/floorKey/first/last}) and scans are not in this test: over
- * arbitrary ranges they are not linearizable in the current core (they have scan semantics; see
- * the finding in {@link OakMapNavigationLincheckTest}). They are checked in
+ * <p>Navigation ({@code ceilingKey/floorKey/first/last}) and scans are not in this test.
+ * Navigation is linearizable (it once had scan semantics; {@code Navigator} now validates its
+ * answer) and is checked in {@link OakMapNavigationLincheckTest}, through views in
+ * {@code ViewNavigationLincheckTest}; scans are weakly consistent, and are checked in
  * {@link OakMapScanLincheckTest} over ranges where the weak scan guarantee and linearizability
  * coincide.
  *
