@@ -7,7 +7,6 @@ import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The process-wide source of off-heap {@link Block}s, shared by all maps.
@@ -23,11 +22,10 @@ import java.util.concurrent.locks.LockSupport;
  * {@code -Doak.warmBlocksMillis} (default 2,000 ms: long enough for a map built right after
  * another is closed, short enough that a closed map's memory is soon back with the OS), and the
  * next block asked for of that size, or smaller, is made over them, zeroed, instead of being
- * mapped afresh. A daemon thread, the
- * keeper, zeroes warm blocks in the background, newest first; a map that takes one before that
- * zeroes it itself. Why: getting fresh pages
- * from the kernel is the main cost of ingesting large values (values of 10 KB: most of the time
- * went to faulting pages in), and a process that closes a map and builds the next one (an
+ * mapped afresh. A daemon thread started with the pool, the keeper, zeroes warm blocks in the
+ * background, newest first; a map that takes one before that zeroes it itself. Why: getting fresh
+ * pages from the kernel is the main cost of ingesting large values (values of 10 KB: most of the
+ * time went to faulting pages in), and a process that closes a map and builds the next one (an
  * incremental index per segment, a benchmark's warm-up) would pay it again for every map, where a
  * heap-based map reuses heap the JVM keeps committed. Zeroing committed pages costs a fraction of
  * faulting them in: an ad-hoc driver that ingests 50,000 pairs of 100 B keys and 10 KB values into
@@ -83,8 +81,13 @@ public final class BlockPool {
     /** Warm blocks, oldest first; guarded by this. */
     private final ArrayDeque<Warm> warm = new ArrayDeque<>();
     private long warmBytes; // guarded by this
-    /** The thread that zeroes warm blocks and gives them back in time, while there are any; guarded by this. */
-    private Thread keeper;
+    /**
+     * The thread that zeroes warm blocks and gives them back in time, or null where blocks are not
+     * kept warm. One per pool, started with it and parked while there is nothing to do: a thread
+     * started from a map's own operations would show up in the user's threads (a model checker
+     * such as Lincheck takes any thread started inside a scenario for one of its own).
+     */
+    private final Thread keeper;
     /** At most this many bytes of warm blocks; 0 where blocks are not kept warm. Guarded by this. */
     private long warmLimit;
     /** How long a warm block is kept. Guarded by this. */
@@ -99,6 +102,7 @@ public final class BlockPool {
 
     private BlockPool(boolean slotted, long warmLimit, long warmMillis) {
         this.slotted = slotted;
+        this.keeper = slotted ? startKeeper() : null;
         setWarmLimits(warmLimit, warmMillis);
     }
 
@@ -110,11 +114,9 @@ public final class BlockPool {
      */
     void setWarmLimits(long bytes, long millis) {
         synchronized (this) {
-            warmLimit = slotted && millis > 0 ? Math.max(0, bytes) : 0;
+            warmLimit = keeper != null && millis > 0 ? Math.max(0, bytes) : 0;
             warmNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(0, millis));
-            if (keeper != null) {
-                LockSupport.unpark(keeper); // to wait for the new time
-            }
+            notifyAll(); // the keeper waits for the new time
         }
         keepWarm(null);
     }
@@ -122,9 +124,7 @@ public final class BlockPool {
     /** For tests: whether the keeper zeroes warm blocks in the background (if not, takers do). */
     synchronized void zeroInBackground(boolean on) {
         zeroesInBackground = on;
-        if (keeper != null) {
-            LockSupport.unpark(keeper);
-        }
+        notifyAll(); // the keeper looks again
     }
 
     /** @return bytes of warm blocks whose pages the keeper has zeroed */
@@ -262,11 +262,7 @@ public final class BlockPool {
             while (warmBytes > warmLimit && (o = removeOldestIdle()) != null) {
                 over.add(o); // one being zeroed stays over the limit until the keeper's next look
             }
-            if (keeper != null) {
-                LockSupport.unpark(keeper);
-            } else if (!warm.isEmpty()) {
-                startKeeper();
-            }
+            notifyAll(); // the keeper looks again
         }
         over.forEach(this::giveBack);
     }
@@ -358,60 +354,82 @@ public final class BlockPool {
         giveBackId(w.id);
     }
 
-    /** Starts the keeper (see {@link #keepWhileWarm}). Call holding the lock. */
-    private void startKeeper() {
+    /** @return the keeper (see {@link #keep}), started; null if no thread could be had (then nothing is kept warm) */
+    private Thread startKeeper() {
         try {
-            keeper = Thread.ofPlatform().daemon().name("oak-warm-blocks").start(this::keepWhileWarm);
-        } catch (Throwable t) { // no thread to be had: warm blocks wait for the next release or reuse
-            keeper = null;
+            return Thread.ofPlatform().daemon().name("oak-warm-blocks").start(this::keep);
+        } catch (Throwable t) {
+            return null;
         }
     }
 
     /**
-     * The keeper's loop, while there are warm blocks: gives back each one when its time is up,
-     * and zeroes the others, newest first, so that the map that takes one need not (zeroing 64 MiB
-     * takes milliseconds, on a core the taker is likely not using). Ends when none is left.
+     * The keeper's loop: gives back each warm block when its time is up, and zeroes the others,
+     * newest first, so that the map that takes one need not (zeroing 64 MiB takes milliseconds, on
+     * a core the taker is likely not using); otherwise waits on the pool's monitor, which a release
+     * and new limits notify.
      */
-    private void keepWhileWarm() {
+    private void keep() {
         while (true) {
             List<Warm> expired = new ArrayList<>();
-            Warm dirty = null;
-            long wait = 0;
+            Warm dirty;
             synchronized (this) {
-                long now = System.nanoTime();
-                for (var it = warm.iterator(); it.hasNext(); ) { // oldest first: stop at the first in time
-                    Warm w = it.next();
-                    if (now - w.since < warmNanos) {
-                        wait = warmNanos - (now - w.since);
+                while (true) {
+                    long wait = expire(expired);
+                    dirty = expired.isEmpty() ? newestDirty() : null;
+                    if (!expired.isEmpty() || dirty != null) {
                         break;
                     }
-                    it.remove(); // the keeper zeroes nothing now: none is being zeroed
-                    warmBytes -= w.size;
-                    expired.add(w);
-                }
-                if (warm.isEmpty()) {
-                    keeper = null;
-                } else {
-                    for (var it = warm.descendingIterator(); zeroesInBackground && it.hasNext() && dirty == null; ) {
-                        Warm w = it.next();
-                        if (!w.zeroed) {
-                            dirty = w;
+                    try {
+                        if (wait == 0) {
+                            wait();
+                        } else {
+                            TimeUnit.NANOSECONDS.timedWait(this, wait);
                         }
+                    } catch (InterruptedException e) {
+                        return; // nobody interrupts the keeper but to end it
                     }
-                    if (dirty != null) {
-                        dirty.zeroing = true;
-                    }
+                }
+                if (dirty != null) {
+                    dirty.zeroing = true;
                 }
             }
             expired.forEach(this::giveBack);
             if (dirty != null) {
                 zero(dirty);
-            } else if (wait == 0) {
-                return; // none left
-            } else {
-                LockSupport.parkNanos(wait); // woken early by a release or new limits
             }
         }
+    }
+
+    /**
+     * Moves the warm blocks whose time is up into {@code expired}. Call holding the lock, from the
+     * keeper (so that none is being zeroed).
+     *
+     * @return nanoseconds until the next one's time is up, or 0 if none is left
+     */
+    private long expire(List<Warm> expired) {
+        long now = System.nanoTime();
+        for (var it = warm.iterator(); it.hasNext(); ) { // oldest first: stop at the first in time
+            Warm w = it.next();
+            if (now - w.since < warmNanos) {
+                return warmNanos - (now - w.since);
+            }
+            it.remove();
+            warmBytes -= w.size;
+            expired.add(w);
+        }
+        return 0;
+    }
+
+    /** @return the newest warm block not zeroed, or null (or if the keeper is told not to zero). Call holding the lock. */
+    private Warm newestDirty() {
+        for (var it = warm.descendingIterator(); zeroesInBackground && it.hasNext(); ) {
+            Warm w = it.next();
+            if (!w.zeroed) {
+                return w;
+            }
+        }
+        return null;
     }
 
     /** Zeroes a warm block's pages, which the keeper marked as being zeroed, then marks them zeroed. */
