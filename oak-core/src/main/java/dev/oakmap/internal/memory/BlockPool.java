@@ -83,9 +83,8 @@ public final class BlockPool {
     private long warmBytes; // guarded by this
     /**
      * The thread that zeroes warm blocks and gives them back in time, or null where blocks are not
-     * kept warm. One per pool, started with it and parked while there is nothing to do: a thread
-     * started from a map's own operations would show up in the user's threads (a model checker
-     * such as Lincheck takes any thread started inside a scenario for one of its own).
+     * kept warm. One per pool, started with it and waiting while there is nothing to do, so that
+     * no map operation (a {@code close()}) starts a thread in the user's code.
      */
     private final Thread keeper;
     /** At most this many bytes of warm blocks; 0 where blocks are not kept warm. Guarded by this. */
