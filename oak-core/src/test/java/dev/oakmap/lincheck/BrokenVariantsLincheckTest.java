@@ -1,5 +1,7 @@
 package dev.oakmap.lincheck;
 
+import dev.oakmap.internal.memory.WarmBlocksOff;
+import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.OakMap;
 import dev.oakmap.OakUnscopedBuffer;
 import dev.oakmap.common.OakCommonTypes;
@@ -25,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
  * <p>The failing scenario and interleaving Lincheck found are printed in the test log (the message
  * of the error), which shows what the checker reports on a real bug.
  */
+@ExtendWith(WarmBlocksOff.class)
 public class BrokenVariantsLincheckTest {
 
     /** putIfAbsent as containsKey-then-put: two threads can both "insert" the same key. */

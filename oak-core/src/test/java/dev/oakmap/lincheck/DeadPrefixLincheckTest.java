@@ -1,5 +1,7 @@
 package dev.oakmap.lincheck;
 
+import dev.oakmap.internal.memory.WarmBlocksOff;
+import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.OakMap;
 import org.jetbrains.lincheck.datastructures.LongGen;
 import org.jetbrains.lincheck.datastructures.Operation;
@@ -25,6 +27,7 @@ import java.util.stream.IntStream;
  * map is kept this small because Lincheck's model checker reports long loops, such as a
  * rebalance copying dozens of entries while the other thread waits, as a hang.)
  */
+@ExtendWith(WarmBlocksOff.class)
 @Param(name = "value", gen = LongGen.class, conf = "1:3")
 public class DeadPrefixLincheckTest {
 

@@ -1,5 +1,7 @@
 package dev.oakmap.lincheck;
 
+import dev.oakmap.internal.memory.WarmBlocksOff;
+import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.DeletedMemoryAccessException;
 import dev.oakmap.OakMap;
 import dev.oakmap.OakUnscopedBuffer;
@@ -42,6 +44,7 @@ import java.util.Map;
  * <p>Deterministic: Lincheck seeds its scenario generator with a fixed seed (0), and the model
  * checker's exploration is deterministic, so a failure replays on the same code.
  */
+@ExtendWith(WarmBlocksOff.class)
 @Param(name = "key", gen = IntGen.class, conf = "1:5")
 @Param(name = "value", gen = LongGen.class, conf = "1:3")
 public class OakMapLincheckTest {

@@ -1,5 +1,7 @@
 package dev.oakmap.lincheck;
 
+import dev.oakmap.internal.memory.WarmBlocksOff;
+import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.OakMap;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.LongGen;
@@ -26,6 +28,7 @@ import org.junit.jupiter.api.Test;
  * present throughout). {@link OakMapScanLincheckTest} checks scans, and navigation where the two
  * semantics coincide.
  */
+@ExtendWith(WarmBlocksOff.class)
 @Param(name = "key", gen = IntGen.class, conf = "1:4")
 @Param(name = "value", gen = LongGen.class, conf = "1:2")
 public class OakMapNavigationLincheckTest {

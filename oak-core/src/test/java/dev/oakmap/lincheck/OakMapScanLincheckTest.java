@@ -1,5 +1,7 @@
 package dev.oakmap.lincheck;
 
+import dev.oakmap.internal.memory.WarmBlocksOff;
+import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.OakMap;
 import dev.oakmap.OakUnscopedBuffer;
 import dev.oakmap.common.OakCommonTypes;
@@ -45,6 +47,7 @@ import java.util.Map;
  * <p>Scans over arbitrary ranges (all keys changing) are checked against the weak guarantee by
  * {@code ScanGuaranteeTest} (stress) and single-threaded against a TreeMap by the jqwik fuzz tests.
  */
+@ExtendWith(WarmBlocksOff.class)
 @Param(name = "gap", gen = IntGen.class, conf = "0:3")
 @Param(name = "key", gen = IntGen.class, conf = "0:8")
 @Param(name = "value", gen = LongGen.class, conf = "1:3")

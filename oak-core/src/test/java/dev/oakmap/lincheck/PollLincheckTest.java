@@ -1,5 +1,7 @@
 package dev.oakmap.lincheck;
 
+import dev.oakmap.internal.memory.WarmBlocksOff;
+import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.OakMap;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import dev.oakmap.MemoryScheme;
@@ -29,6 +31,7 @@ import java.util.TreeMap;
  * from opposite ends meet (each gives up when it meets the other's mark), and key-only
  * navigation answers too, which wait for a poll's mark as {@code containsKey} does.
  */
+@ExtendWith(WarmBlocksOff.class)
 @Param(name = "key", gen = IntGen.class, conf = "1:3")
 public class PollLincheckTest {
     private final OakMap<Integer, Long> map = LincheckMaps.open();

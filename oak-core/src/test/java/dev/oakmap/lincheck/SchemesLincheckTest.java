@@ -1,5 +1,7 @@
 package dev.oakmap.lincheck;
 
+import dev.oakmap.internal.memory.WarmBlocksOff;
+import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.MemoryScheme;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -13,6 +15,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * sequential specification. Chunks of 4 entries make the rebalancer drop (and, except under
  * grow-only keys, reclaim) keys inside the scenarios.
  */
+@ExtendWith(WarmBlocksOff.class)
 class SchemesLincheckTest {
 
     @BeforeEach

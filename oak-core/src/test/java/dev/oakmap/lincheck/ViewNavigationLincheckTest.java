@@ -1,5 +1,7 @@
 package dev.oakmap.lincheck;
 
+import dev.oakmap.internal.memory.WarmBlocksOff;
+import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.MemoryScheme;
 import dev.oakmap.OakMap;
 import org.jetbrains.lincheck.datastructures.IntGen;
@@ -28,6 +30,7 @@ import java.util.NavigableMap;
  * stress mode under every scheme (and, in {@link PlacementLincheckTest}, with placement).
  * Chunks of 4 entries: every few insertions rebalance.
  */
+@ExtendWith(WarmBlocksOff.class)
 @Param(name = "key", gen = IntGen.class, conf = "1:5")
 @Param(name = "value", gen = LongGen.class, conf = "1:3")
 public class ViewNavigationLincheckTest {

@@ -1,5 +1,7 @@
 package dev.oakmap.lincheck;
 
+import dev.oakmap.internal.memory.WarmBlocksOff;
+import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.MemoryScheme;
 import dev.oakmap.OakMap;
 import org.jetbrains.lincheck.datastructures.IntGen;
@@ -26,6 +28,7 @@ import java.util.AbstractMap.SimpleImmutableEntry;
  * where a TreeMap's may not. In stress mode under every scheme, in model-checking mode under
  * Nova; chunks of 4 entries.
  */
+@ExtendWith(WarmBlocksOff.class)
 @Param(name = "key", gen = IntGen.class, conf = "1:5")
 @Param(name = "value", gen = LongGen.class, conf = "1:3")
 public class ViewUpdatesLincheckTest {

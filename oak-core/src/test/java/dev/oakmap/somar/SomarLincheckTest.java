@@ -1,5 +1,7 @@
 package dev.oakmap.somar;
 
+import dev.oakmap.internal.memory.WarmBlocksOff;
+import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.DeletedMemoryAccessException;
 import dev.oakmap.MemoryScheme;
 import dev.oakmap.internal.reclaim.SliceReuseLincheckTest;
@@ -25,6 +27,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Stress mode only: model checking through the whole manager took 20 s for four iterations
  * here; {@code SliceReuseLincheckTest} model-checks the slice protocol underneath.
  */
+@ExtendWith(WarmBlocksOff.class)
 @Param(name = "cell", gen = IntGen.class, conf = "0:1")
 public class SomarLincheckTest {
 

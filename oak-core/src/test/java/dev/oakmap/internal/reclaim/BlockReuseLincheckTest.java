@@ -1,5 +1,7 @@
 package dev.oakmap.internal.reclaim;
 
+import dev.oakmap.internal.memory.WarmBlocksOff;
+import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.internal.memory.BlockAllocator;
 import dev.oakmap.internal.memory.BlockPool;
 import dev.oakmap.internal.memory.Refs;
@@ -31,6 +33,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * churn's bytes). A read that began before the reuse and is judged by {@code readEnd} alone is
  * a narrower window that these runs do not reliably reach; {@code BlocksReusedWholeTest} pins it.
  */
+@ExtendWith(WarmBlocksOff.class)
 @Param(name = "cell", gen = IntGen.class, conf = "0:1")
 public class BlockReuseLincheckTest {
 

@@ -1,5 +1,7 @@
 package dev.oakmap.internal.reclaim;
 
+import dev.oakmap.internal.memory.WarmBlocksOff;
+import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.MemoryScheme;
 import dev.oakmap.internal.memory.BlockAllocator;
 import dev.oakmap.internal.memory.BlockPool;
@@ -31,6 +33,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * bytes). Model checking explores thread switches inside the header protocol; stress mode runs
  * real threads. Lincheck's scenario generator is seeded, so a failure replays.
  */
+@ExtendWith(WarmBlocksOff.class)
 @Param(name = "cell", gen = IntGen.class, conf = "0:1")
 public class SliceReuseLincheckTest {
 
