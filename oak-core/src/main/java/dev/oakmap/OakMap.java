@@ -115,7 +115,10 @@ import java.util.function.Function;
  * operating system, but not all of it at once: up to 1 GiB of the blocks of the maps closed last
  * in the process stay committed for up to 2 seconds, and maps built meanwhile take them, zeroed,
  * instead of faulting in fresh pages (where native access is enabled; {@code -Doak.warmBlocks}
- * sets the bytes, {@code 0} turns this off, and {@code -Doak.warmBlocksMillis} the time).
+ * sets the bytes, {@code 0} turns this off, and {@code -Doak.warmBlocksMillis} the time). A
+ * daemon thread zeroes and gives back those blocks; a model checker that schedules every thread
+ * of the code it checks (Lincheck's model-checking mode) cannot schedule that one, so run such
+ * checks with {@code -Doak.warmBlocks=0}.
  *
  * <p>A map that is dropped without being closed gives its memory back too, as a direct
  * {@link java.nio.ByteBuffer} does: some time after the garbage collector finds the map
