@@ -51,6 +51,20 @@ import java.util.function.BooleanSupplier;
  * <p>A single lock keeps the chunk list simple to reason about: a rebalance never sees a frozen
  * neighbour. With chunks of thousands of entries, rebalances are rare compared to operations.
  *
+ * <h2>Key ownership</h2>
+ * A key slice is referenced by one chunk at most, as the key of one of its entries, as its
+ * minimum key, or as both: a rebalance may then delete every key its engaged chunks reference
+ * that no replacement does (the keys of dropped entries, the minimum keys no replacement keeps),
+ * knowing that no other chunk links it. Replacements after the first take as minimum key the key
+ * of their own first entry; the first inherits {@code C}'s, so it must also take the entry that
+ * holds that key, if one is copied. Under a comparator that keeps its contract that entry leads
+ * the list, since no key of {@code C} is smaller. Under one that breaks it (key prefixes out of
+ * key order, say) the entry may sit anywhere in the list, and a split would hand it to a later
+ * replacement: two chunks would then reference the slice, and the rebalance that drops it from
+ * one would delete it under the other, which would go on linking a deleted key (scans and
+ * lookups that read it fail as stale and re-locate for ever; Nova keys would be deleted twice).
+ * So the copy puts that entry first ({@code Entries#putFirst}); the order was wrong anyway.
+ *
  * <h2>Placement (an experiment, off unless {@code -Doak.placePairs=true})</h2>
  * Pairs are allocated in arrival order, so with random keys a scan misses the cache on every
  * pair. A placing rebalance also copies the pairs inserted since the chunk was built (its
@@ -307,6 +321,7 @@ final class Rebalancer {
                 growth = Growth.SCATTERED;
             }
             entriesCopied += live.size; // under the lock: no lost update
+            live.putFirst(c.minKey); // the first replacement inherits it (see "Key ownership")
             if (moves) {
                 placing = true;
                 // chunks that grew only at an end hold pairs that arrived in key order
@@ -732,12 +747,46 @@ final class Rebalancer {
         }
 
         boolean holdsKey(long k) {
+            return indexOf(k) >= 0;
+        }
+
+        /** @return the position of the entry holding key reference {@code k}, or -1 */
+        private int indexOf(long k) {
             for (int i = 0; i < size; i++) {
                 if (keys[i] == k) {
-                    return true;
+                    return i;
                 }
             }
-            return false;
+            return -1;
+        }
+
+        /**
+         * Makes the entry holding key reference {@code k}, if any, the first, moving the ones
+         * before it up by one: {@code k} is the minimum key the first replacement inherits, which
+         * must link it if any replacement does (see "Key ownership"). A no-op under a comparator
+         * that keeps its contract, where that entry can only be the first already.
+         */
+        void putFirst(long k) {
+            if (k == Refs.NULL || size == 0 || keys[0] == k) {
+                return;
+            }
+            int j = indexOf(k);
+            if (j <= 0) {
+                return;
+            }
+            long key = keys[j], prefix = prefixes[j], value = values[j];
+            Chunk source = sources[j];
+            int sourceEntry = sourceEntries[j];
+            System.arraycopy(keys, 0, keys, 1, j);
+            System.arraycopy(prefixes, 0, prefixes, 1, j);
+            System.arraycopy(values, 0, values, 1, j);
+            System.arraycopy(sources, 0, sources, 1, j);
+            System.arraycopy(sourceEntries, 0, sourceEntries, 1, j);
+            keys[0] = key;
+            prefixes[0] = prefix;
+            values[0] = value;
+            sources[0] = source;
+            sourceEntries[0] = sourceEntry;
         }
 
         void add(long k, long p, long v, Chunk source, int sourceEntry) {
