@@ -56,8 +56,8 @@ public interface OakComparator<K> extends Comparator<K> {
      * Equal prefixes say nothing; the map then compares in full. Prefixes that break this
      * contract make the map's answers wrong (lookups miss keys, scans come out of order), as a
      * comparator inconsistent with itself does; they are not meant to do more harm than that
-     * (the map is tested with prefixes that reverse the key order or are random: no hang, no
-     * key freed while a chunk still links it).
+     * (the map is tested with prefixes that reverse the key order: no hang, no key freed while a
+     * chunk still links it).
      *
      * <p>The default returns 0 for every key, which is always correct and gives no acceleration.
      *
