@@ -38,7 +38,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * for a reader that passed that check just before the close, the closed arena of the old block's
  * segment: the map's handles resolve references through the closed map's own segments, which fail
  * once closed, never through the pool's id table, which now names the new map's blocks.
- * (A zero-copy {@code transform} checks no flag: the closed segment is all that stops it.)
+ * (A zero-copy {@code transform} checked no flag until this test's review; it checks it now, as
+ * the getters do, and the closed segment stays the second line.)
  *
  * <p>Each test builds map A, whose every key and value byte carries A's tag (0xA1) and A's index
  * range, takes handles of it, closes it, then builds map B of the same shape whose bytes carry

@@ -292,6 +292,7 @@ final class SliceView implements OakUnscopedBuffer {
     public <T> T transform(Function<OakScopedReadBuffer, T> transformer) {
         Objects.requireNonNull(transformer, "transformer");
         while (true) {
+            map.checkOpen(); // as every getter does (begin): a closed map fails before its memory is touched
             long r = ref;
             T result;
             try {

@@ -378,7 +378,10 @@ public final class BlockAllocator {
         if (seg != null && (listed = whole.tryRecycle(blockId, word, seg.byteSize())) >= 0) {
             free.add(-listed);
             Block b = pool.block(blockId);
-            if (b != null) { // null once the allocator closed and gave its blocks back: nothing to reuse
+            // Once the allocator closed (a free may race the close: frees take no lock) the id is
+            // not ours any more: no block under it, or another allocator's block made since
+            // (ids are reused, warm slots too). Only a block whose segment is ours is recycled.
+            if (b != null && b.segment == seg) {
                 whole.offer(b);
             }
         }
