@@ -682,22 +682,7 @@ class ConcurrentMisuseTest {
     @EnumSource(MemoryScheme.class)
     void sneakyThrowingSerializedKeyPrefix(MemoryScheme scheme) {
         assertTimeoutPreemptively(LIMIT, () -> {
-            OakComparator<Integer> cmp = new OakComparator<>() {
-                @Override
-                public int compareKeys(Integer a, Integer b) {
-                    return TestMaps.INT_CMP.compareKeys(a, b);
-                }
-
-                @Override
-                public int compareSerializedKeys(OakScopedReadBuffer a, OakScopedReadBuffer b) {
-                    return TestMaps.INT_CMP.compareSerializedKeys(a, b);
-                }
-
-                @Override
-                public int compareKeyAndSerializedKey(Integer key, OakScopedReadBuffer b) {
-                    return TestMaps.INT_CMP.compareKeyAndSerializedKey(key, b);
-                }
-
+            OakComparator<Integer> cmp = new TestMaps.IntComparator() {
                 @Override
                 public long keyPrefix(Integer key) {
                     return (key ^ Integer.MIN_VALUE) & 0xFFFFFFFFL;

@@ -398,22 +398,7 @@ class MisuseMatrixTest {
      * A comparator whose key prefixes reverse the key order (see the tests above), agreeing with
      * its serialized prefixes.
      */
-    private static final OakComparator<Integer> REVERSED_PREFIX = new OakComparator<>() {
-        @Override
-        public int compareKeys(Integer a, Integer b) {
-            return TestMaps.INT_CMP.compareKeys(a, b);
-        }
-
-        @Override
-        public int compareSerializedKeys(OakScopedReadBuffer a, OakScopedReadBuffer b) {
-            return TestMaps.INT_CMP.compareSerializedKeys(a, b);
-        }
-
-        @Override
-        public int compareKeyAndSerializedKey(Integer a, OakScopedReadBuffer b) {
-            return TestMaps.INT_CMP.compareKeyAndSerializedKey(a, b);
-        }
-
+    private static final OakComparator<Integer> REVERSED_PREFIX = new TestMaps.IntComparator() {
         @Override
         public long keyPrefix(Integer k) {
             return -k;

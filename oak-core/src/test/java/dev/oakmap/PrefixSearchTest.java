@@ -43,28 +43,13 @@ class PrefixSearchTest {
      * serialized-key prefix is left at the interface's default (0), a contract breach that the
      * map must survive: it never needed that method until it rebuilt prefixes.
      */
-    private static final class FamilyPrefix implements OakComparator<Integer> {
+    private static final class FamilyPrefix extends TestMaps.IntComparator {
         private final Family family;
         private final boolean objectsOnly;
 
         FamilyPrefix(Family family, boolean objectsOnly) {
             this.family = family;
             this.objectsOnly = objectsOnly;
-        }
-
-        @Override
-        public int compareKeys(Integer a, Integer b) {
-            return TestMaps.INT_CMP.compareKeys(a, b);
-        }
-
-        @Override
-        public int compareSerializedKeys(OakScopedReadBuffer a, OakScopedReadBuffer b) {
-            return TestMaps.INT_CMP.compareSerializedKeys(a, b);
-        }
-
-        @Override
-        public int compareKeyAndSerializedKey(Integer key, OakScopedReadBuffer b) {
-            return TestMaps.INT_CMP.compareKeyAndSerializedKey(key, b);
         }
 
         @Override

@@ -97,7 +97,8 @@ final class TestMaps {
         return b.getInt(0) ^ Integer.MIN_VALUE;
     }
 
-    static final class IntComparator implements OakComparator<Integer> {
+    /** Integers in their natural order, serialized as by {@link #INT_KEY}; tests extend it to set key prefixes. */
+    static class IntComparator implements OakComparator<Integer> {
         @Override
         public int compareKeys(Integer a, Integer b) {
             return Integer.compare(a, b);
