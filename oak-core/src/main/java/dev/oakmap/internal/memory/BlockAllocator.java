@@ -536,6 +536,11 @@ public final class BlockAllocator {
         return reuse == null ? 0 : reuse.recycledCount();
     }
 
+    /** For tests: bytes of recycled blocks waiting for a region (0 without {@link #reuseWholeBlocks}). */
+    long readyBytes() {
+        return reuse == null ? 0 : reuse.readyBytes();
+    }
+
     /** For tests: bytes of entries of recycled blocks still on the free lists. */
     long staleFreeBytes() {
         return reuse == null ? 0 : reuse.staleBytes();

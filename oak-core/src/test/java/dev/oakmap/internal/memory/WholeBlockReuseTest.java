@@ -298,6 +298,37 @@ class WholeBlockReuseTest {
         return a;
     }
 
+    /**
+     * A free that races its allocator's close (frees take no lock) can empty a block after the
+     * close gave it back, when the pool may have made another allocator's block under the same id.
+     * That block is not the closed allocator's to recycle: it is never offered for reuse there.
+     */
+    @Test
+    void aFreeAfterTheCloseNeverRecyclesTheBlockNowUnderItsId() {
+        BlockPool pool = new BlockPool();
+        BlockAllocator a = new BlockAllocator(pool, BLOCK, 1L << 30);
+        a.reuseWholeBlocks(id -> { });
+        List<Long> refs = fillBlocks(a, 2);
+        int first = Refs.blockId(refs.get(0));
+        List<Long> firstBlock = refs.stream().filter(r -> Refs.blockId(r) == first).toList();
+        for (long r : firstBlock.subList(0, firstBlock.size() - 1)) {
+            a.free(r, 1000, BlockAllocator.Kind.VALUE);
+        }
+        assertEquals(0, a.recycledBlocks());
+        a.close();
+        List<Block> others = new ArrayList<>();
+        try {
+            while (others.isEmpty() || others.getLast().id != first) { // the pool hands the id out again
+                others.add(pool.allocate(BLOCK, false, false));
+            }
+            a.free(firstBlock.getLast(), 1000, BlockAllocator.Kind.VALUE); // the block is all free now
+            assertEquals(1, a.recycledBlocks(), "the closed allocator counts its block all free");
+            assertEquals(0, a.readyBytes(), "but never offers the block another allocator has under that id");
+        } finally {
+            others.forEach(pool::release);
+        }
+    }
+
     /** Allocates slices of 1,000 bytes until {@code blocks} blocks are held. @return their references */
     private static List<Long> fillBlocks(BlockAllocator a, int blocks) {
         List<Long> refs = new ArrayList<>();
