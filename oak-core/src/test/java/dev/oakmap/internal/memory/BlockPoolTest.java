@@ -677,9 +677,10 @@ class BlockPoolTest {
     }
 
     /**
-     * A block's rest of 1,556 bytes is not a slot size (above 1 KiB slots step by 32 bytes): it
-     * goes back to the free lists as slots of 1,536 and 20 bytes, which ordinary allocations of
-     * those slot sizes reuse, well below capacity (no salvage involved).
+     * A block's rest of 1,556 bytes is not a slot size (above 1 KiB slots step by 32 bytes, from
+     * zero and from a value header): it goes back to the free lists as slots of 1,548 and 8
+     * bytes, which ordinary allocations of those slot sizes reuse, well below capacity (no salvage
+     * involved).
      */
     @Test
     void aBlocksRestIsReusedAsSlotSizedPieces() {
@@ -691,14 +692,14 @@ class BlockPoolTest {
             a.allocate(540, BlockAllocator.Kind.VALUE); // 2,540 bytes carved, 1,556 left
             long next = a.allocate(2500, BlockAllocator.Kind.VALUE); // does not fit: a new block
             assertNotEquals(Refs.blockId(first), Refs.blockId(next));
-            assertEquals(1536, BlockAllocator.slotBytes(1530));
-            long big = a.allocate(1530, BlockAllocator.Kind.VALUE);
+            assertEquals(1548, BlockAllocator.slotBytes(1540));
+            long big = a.allocate(1540, BlockAllocator.Kind.VALUE);
             assertEquals(Refs.blockId(first), Refs.blockId(big), "the rest's first piece");
             assertEquals(Refs.offset(first) + 2540, Refs.offset(big));
-            long small = a.allocate(20, BlockAllocator.Kind.VALUE);
+            long small = a.allocate(8, BlockAllocator.Kind.VALUE);
             assertEquals(Refs.blockId(first), Refs.blockId(small), "the rest's last piece");
-            assertEquals(Refs.offset(big) + 1536, Refs.offset(small));
-            long fresh = a.allocate(1530, BlockAllocator.Kind.VALUE); // nothing left to reuse
+            assertEquals(Refs.offset(big) + 1548, Refs.offset(small));
+            long fresh = a.allocate(1540, BlockAllocator.Kind.VALUE); // nothing left to reuse
             assertEquals(Refs.blockId(next), Refs.blockId(fresh));
         } finally {
             a.close();
@@ -842,6 +843,23 @@ class BlockPoolTest {
         }
     }
 
+    /**
+     * A second series of size classes counts from the value header, so a value of a power-of-two
+     * size (or any multiple of its class's step) takes no padding: 1,024-byte values took
+     * 1,056-byte slices, 20 bytes a pair, when the classes counted from zero only. Round sizes
+     * asked for as such are still classes.
+     */
+    @Test
+    void valuesOfPowerOfTwoSizesTakeNoPadding() {
+        assertEquals(dev.oakmap.internal.reclaim.SliceManager.HEADER_BYTES, BlockAllocator.CLASS_ORIGIN);
+        for (long payload = 512; payload <= (1 << 24); payload *= 2) {
+            long slice = BlockAllocator.CLASS_ORIGIN + payload;
+            assertEquals(slice, BlockAllocator.slotBytes(slice), payload + "-byte value");
+            assertEquals(slice + payload / 2, BlockAllocator.slotBytes(slice + payload / 2), "1.5 x " + payload);
+            assertEquals(payload, BlockAllocator.slotBytes(payload), payload + " bytes asked for");
+        }
+    }
+
     @Test
     void theLargestSlotWithinABudgetIsASlotSize() {
         for (long bytes = BlockAllocator.MIN_SLOT; bytes < 1 << 20; bytes += 4) {
@@ -896,8 +914,11 @@ class BlockPoolTest {
         assertEquals(8, BlockAllocator.slotBytes(1));
         assertEquals(1012, BlockAllocator.slotBytes(1010));
         assertEquals(1024, BlockAllocator.slotBytes(1024));
-        assertEquals(1056, BlockAllocator.slotBytes(1025), "32 classes per doubling: steps of 32 B above 1 KiB");
+        assertEquals(1036, BlockAllocator.slotBytes(1036), "exact up to 1 KiB beyond a value header");
+        assertEquals(1056, BlockAllocator.slotBytes(1037), "32 classes per doubling: steps of 32 B above 1 KiB");
+        assertEquals(1068, BlockAllocator.slotBytes(1060), "and the same plus a value header");
         assertEquals(60_416, BlockAllocator.slotBytes(60_000), "steps of 1 KiB above 32 KiB");
+        assertEquals(60_428, BlockAllocator.slotBytes(60_420));
         assertEquals(Refs.MAX_BLOCK_SIZE, BlockAllocator.slotBytes(Refs.MAX_BLOCK_SIZE - 12), "the largest slice fits a block");
         for (long size = 1; size < (1 << 20); size += 37) {
             long slot = BlockAllocator.slotBytes(size);
