@@ -548,6 +548,12 @@ public final class BlockAllocator {
         return reuse == null ? 0 : reuse.recycledCount();
     }
 
+    /** @return whether a block of this allocator was ever retired early (its tables exist), for tests */
+    boolean retiredAnyEarly() {
+        WholeBlockReuse r = reuse;
+        return r != null && r.retiredAnyEarly();
+    }
+
     /** For tests: bytes of recycled blocks waiting for a region (0 without {@link #reuseWholeBlocks}). */
     long readyBytes() {
         return reuse == null ? 0 : reuse.readyBytes();

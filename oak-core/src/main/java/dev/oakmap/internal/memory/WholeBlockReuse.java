@@ -143,26 +143,42 @@ final class WholeBlockReuse {
         if (!WORD.compareAndSet(words, blockId, word, next)) {
             return -1;
         }
-        // set before the CAS that retired the block early, which this CAS follows
-        long early = (long) WORD.getAndSet(retiredEarly, blockId, 0L);
-        retiredEarlyBytes.add(-early);
-        partlyDiscardedBytes.add(-(long) WORD.getAndSet(partlyDiscarded, blockId, 0L));
+        // set before the CAS that retired the block early, which this CAS follows (and the
+        // tables before that: none here means that no block was ever retired early)
+        EarlyRetirements e = earlyRetirements;
+        long early = 0;
+        if (e != null) {
+            early = (long) WORD.getAndSet(e.retiredEarly, blockId, 0L);
+            retiredEarlyBytes.add(-early);
+            partlyDiscardedBytes.add(-(long) WORD.getAndSet(e.partlyDiscarded, blockId, 0L));
+        }
         stale.add(size - early); // the rest went stale when it was retired early
         recycled.increment();
         return size - early;
     }
 
     /**
-     * Bytes of each block whose free-list entries {@link #retireAllBut} made stale before the
-     * block was recycled (they no longer count as listed); 0 for other blocks. Set before the CAS
-     * that retires the block, so that the thread whose {@link #tryRecycle} later wins it reads
-     * it, and taken back by that thread. (A retirement whose CAS fails clears it again; a
-     * recycle racing that, of a block all free, would count its stale bytes short:
-     * {@link #staleBytes} is an estimate that only paces purges.) Accessed through {@link #WORD}.
+     * The per-block tables of early retirements, made by the first {@link #retireAllBut} (under
+     * the allocator's lock; a volatile write, before that retirement's CAS): only maps that place
+     * pairs retire blocks early, and the two tables take 64 KiB, half of an empty map's heap.
      */
-    private final long[] retiredEarly = new long[Refs.MAX_BLOCK_ID + 1];
-    /** Bytes of pages given back by {@link BlockAllocator#discardAllBut}, per block, until it is recycled. */
-    private final long[] partlyDiscarded = new long[Refs.MAX_BLOCK_ID + 1];
+    private volatile EarlyRetirements earlyRetirements;
+
+    /** Per block id, accessed through {@link #WORD}. */
+    private static final class EarlyRetirements {
+        /**
+         * Bytes of each block whose free-list entries {@link #retireAllBut} made stale before the
+         * block was recycled (they no longer count as listed); 0 for other blocks. Set before the
+         * CAS that retires the block, so that the thread whose {@link #tryRecycle} later wins it
+         * reads it, and taken back by that thread. (A retirement whose CAS fails clears it again;
+         * a recycle racing that, of a block all free, would count its stale bytes short:
+         * {@link #staleBytes} is an estimate that only paces purges.)
+         */
+        final long[] retiredEarly = new long[Refs.MAX_BLOCK_ID + 1];
+        /** Bytes of pages given back by {@link BlockAllocator#discardAllBut}, per block, until it is recycled. */
+        final long[] partlyDiscarded = new long[Refs.MAX_BLOCK_ID + 1];
+    }
+
     private final LongAdder partlyDiscardedBytes = new LongAdder();
     private final LongAdder retiredEarlyBytes = new LongAdder();
 
@@ -179,15 +195,20 @@ final class WholeBlockReuse {
      *     already, or changed meanwhile
      */
     long retireAllBut(int blockId, long pinned, long size) {
+        EarlyRetirements e = earlyRetirements;
+        if (e == null) {
+            e = new EarlyRetirements();
+            earlyRetirements = e; // under the allocator's lock: made once
+        }
         long word = (long) WORD.getVolatile(words, blockId);
         long listed = (word & FREE_MASK) * Refs.GRANULE;
-        if ((long) WORD.getVolatile(retiredEarly, blockId) != 0 || pinned <= 0 || listed != size - pinned) {
+        if ((long) WORD.getVolatile(e.retiredEarly, blockId) != 0 || pinned <= 0 || listed != size - pinned) {
             return -1;
         }
         long next = ((long) ((generation(word) + 1) & GEN_MASK) << FREE_BITS) | (word & FREE_MASK);
-        WORD.setVolatile(retiredEarly, blockId, listed); // before the CAS: see tryRecycle
+        WORD.setVolatile(e.retiredEarly, blockId, listed); // before the CAS: see tryRecycle
         if (!WORD.compareAndSet(words, blockId, word, next)) {
-            WORD.setVolatile(retiredEarly, blockId, 0L);
+            WORD.setVolatile(e.retiredEarly, blockId, 0L);
             return -1;
         }
         stale.add(listed);
@@ -201,11 +222,17 @@ final class WholeBlockReuse {
      * is taken back here: whichever side takes the block's figure takes it once).
      */
     void partlyDiscarded(int blockId, long bytes) {
-        WORD.getAndAdd(partlyDiscarded, blockId, bytes);
+        EarlyRetirements e = earlyRetirements; // made by the retirement of this block
+        WORD.getAndAdd(e.partlyDiscarded, blockId, bytes);
         partlyDiscardedBytes.add(bytes);
-        if ((long) WORD.getVolatile(retiredEarly, blockId) == 0) {
-            partlyDiscardedBytes.add(-(long) WORD.getAndSet(partlyDiscarded, blockId, 0L));
+        if ((long) WORD.getVolatile(e.retiredEarly, blockId) == 0) {
+            partlyDiscardedBytes.add(-(long) WORD.getAndSet(e.partlyDiscarded, blockId, 0L));
         }
+    }
+
+    /** @return whether any block was ever retired early (the tables exist), for tests */
+    boolean retiredAnyEarly() {
+        return earlyRetirements != null;
     }
 
     /** @return free bytes of blocks retired early and not yet recycled: not handed out meanwhile */

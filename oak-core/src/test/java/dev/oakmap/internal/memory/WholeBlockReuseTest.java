@@ -15,6 +15,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -469,9 +470,11 @@ class WholeBlockReuseTest {
                     a.free(ref, 1000, BlockAllocator.Kind.VALUE);
                 }
             }
+            assertFalse(a.retiredAnyEarly(), "no early-retirement tables before the first retirement (64 KiB a map)");
             assertEquals(0, a.discardAllBut(new long[] {pinnedA}, ref -> 1000), "another slice is in use");
             assertEquals(List.of(), told);
             long given = a.discardAllBut(new long[] {pinnedB, pinnedA}, ref -> 1000);
+            assertTrue(a.retiredAnyEarly());
             if (!NativeMemory.available()) {
                 assertEquals(0, given);
                 assertEquals(0, a.discardedBytes());
