@@ -548,10 +548,10 @@ public final class BlockAllocator {
         return reuse == null ? 0 : reuse.recycledCount();
     }
 
-    /** @return whether a block of this allocator was ever retired early (its tables exist), for tests */
-    boolean retiredAnyEarly() {
+    /** @return whether this allocator made its early-retirement tables (at its first attempt to retire a block early), for tests */
+    boolean madeEarlyRetirementTables() {
         WholeBlockReuse r = reuse;
-        return r != null && r.retiredAnyEarly();
+        return r != null && r.madeEarlyRetirementTables();
     }
 
     /** For tests: bytes of recycled blocks waiting for a region (0 without {@link #reuseWholeBlocks}). */

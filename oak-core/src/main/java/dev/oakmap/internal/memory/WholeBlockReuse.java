@@ -144,7 +144,7 @@ final class WholeBlockReuse {
             return -1;
         }
         // set before the CAS that retired the block early, which this CAS follows (and the
-        // tables before that: none here means that no block was ever retired early)
+        // tables were made before that: none here means that no block was retired early)
         EarlyRetirements e = earlyRetirements;
         long early = 0;
         if (e != null) {
@@ -230,8 +230,8 @@ final class WholeBlockReuse {
         }
     }
 
-    /** @return whether any block was ever retired early (the tables exist), for tests */
-    boolean retiredAnyEarly() {
+    /** @return whether the early-retirement tables were made (by a first {@link #retireAllBut}, successful or not), for tests */
+    boolean madeEarlyRetirementTables() {
         return earlyRetirements != null;
     }
 

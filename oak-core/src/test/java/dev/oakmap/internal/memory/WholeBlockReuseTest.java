@@ -470,17 +470,17 @@ class WholeBlockReuseTest {
                     a.free(ref, 1000, BlockAllocator.Kind.VALUE);
                 }
             }
-            assertFalse(a.retiredAnyEarly(), "no early-retirement tables before the first retirement (64 KiB a map)");
+            assertFalse(a.madeEarlyRetirementTables(), "no early-retirement tables before the first retirement (64 KiB a map)");
             assertEquals(0, a.discardAllBut(new long[] {pinnedA}, ref -> 1000), "another slice is in use");
             assertEquals(List.of(), told);
             long given = a.discardAllBut(new long[] {pinnedB, pinnedA}, ref -> 1000);
             if (!NativeMemory.available()) {
                 assertEquals(0, given);
                 assertEquals(0, a.discardedBytes());
-                assertFalse(a.retiredAnyEarly(), "nothing is retired early without native access");
+                assertFalse(a.madeEarlyRetirementTables(), "nothing is retired early without native access");
                 return;
             }
-            assertTrue(a.retiredAnyEarly());
+            assertTrue(a.madeEarlyRetirementTables());
             assertEquals(List.of(first), told, "the guard is told before the pages go");
             // two slices of 1,000 bytes touch at most four of the block's sixteen pages
             assertTrue(given >= BLOCK - 4 * 4096 && given % 4096 == 0, given + " bytes given back");
