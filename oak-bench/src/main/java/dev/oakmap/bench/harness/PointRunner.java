@@ -133,8 +133,9 @@ final class PointRunner {
             r.put("offheap_used_after", Long.toString(map.offHeapUsed()));
             r.put("gc_count", Long.toString(gc1[0] - gc0[0]));
             r.put("gc_ms", Long.toString(gc1[1] - gc0[1]));
-            log.printf(Locale.ROOT, "%s %s %d threads: %,.0f ops/s%s%n", kind.name(), w.id, threads, opsPerSecond,
-                    suffix(map.state()));
+            long huge = Machine.anonHugePageBytes();
+            log.printf(Locale.ROOT, "%s %s %d threads: %,.0f ops/s%s%s%n", kind.name(), w.id, threads, opsPerSecond,
+                    suffix(map.state()), huge < 0 ? "" : String.format(Locale.ROOT, "; anonymous huge pages %,d MB", huge >> 20));
         } finally {
             map.close();
         }
