@@ -9,6 +9,9 @@ import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 import java.util.Iterator;
@@ -66,6 +69,53 @@ public class ScanBench {
     @Benchmark
     public long oakZcStreamAscending(Maps.DataState d, Maps.OakState oak, Maps.Cursor c) {
         return zc(oak.map, start(d, c, false), true);
+    }
+
+    /** What {@link #oakZcStreamAscendingParts} reads of each pair. */
+    @State(Scope.Benchmark)
+    public static class Parts {
+        /**
+         * {@code none} (the iterator's step alone), {@code key} (the first byte of the key),
+         * {@code value} (of the value), {@code both} (as {@link #oakZcStreamAscending})
+         */
+        @Param("both")
+        public String reads;
+    }
+
+    /**
+     * Ascending, {@code zc().entryStreamSet()}, reading what {@link Parts#reads} says of each
+     * pair: with {@code -p reads=none,key,value,both}, where a step's time goes (the cursor, the
+     * key view's read, the value view's validated read).
+     */
+    @Benchmark
+    public long oakZcStreamAscendingParts(Maps.DataState d, Maps.OakState oak, Maps.Cursor c, Parts p) {
+        var it = oak.map.tailMap(start(d, c, false), true).zc().entryStreamSet().iterator();
+        long sum = 0;
+        switch (p.reads) {
+            case "none" -> {
+                for (int i = 0; i < LENGTH; i++) {
+                    sum += it.next() == null ? 0 : 1;
+                }
+            }
+            case "key" -> {
+                for (int i = 0; i < LENGTH; i++) {
+                    sum += it.next().getKey().get(0);
+                }
+            }
+            case "value" -> {
+                for (int i = 0; i < LENGTH; i++) {
+                    sum += it.next().getValue().get(0);
+                }
+            }
+            case "both" -> {
+                for (int i = 0; i < LENGTH; i++) {
+                    Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer> e = it.next();
+                    sum += e.getKey().get(0) + e.getValue().get(0);
+                }
+            }
+            default -> throw new IllegalArgumentException("reads: none, key, value or both, not " + p.reads);
+        }
+        return sum;
     }
 
     /** Descending, {@code descendingMap().zc().entryStreamSet()}. */
