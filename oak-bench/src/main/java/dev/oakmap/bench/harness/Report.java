@@ -129,6 +129,7 @@ final class Report {
             }
         }
 
+        shortWindows(b, res);
         memoryPerPair(b, res, o);
         memoryAfterRuns(b, res, o);
         if (o.workloads.contains(Workload.CAPACITY)) {
@@ -160,6 +161,41 @@ final class Report {
         b.append("Raw rows (one per run, with GC counts, JVM flags and budgets): `results.csv`; "
                 + "child JVM output: `logs/`.\n");
         Files.writeString(file, b.toString(), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Measured windows shorter than this are flagged under the throughput table: their rates carry
+     * the noise of compilation, collection and page faults (an {@code ingest} of 200,000 pairs
+     * takes under 100 ms, and three repetitions of one spread by 1.6x).
+     */
+    static final double SHORT_WINDOW_S = 0.5;
+
+    /** Names the throughput points whose measured window was shorter than {@link #SHORT_WINDOW_S}. */
+    private static void shortWindows(StringBuilder b, Results res) {
+        Map<String, double[]> spans = new java.util.TreeMap<>(); // "map workload t=N" -> min, max seconds
+        for (Map<String, String> r : res.rows) {
+            double seconds = Results.parse(r.get("seconds")); // NaN for a run that measured nothing
+            if (!"ok".equals(r.get("status")) || !(seconds < SHORT_WINDOW_S)) {
+                continue;
+            }
+            Workload w = Workload.byId(r.get("workload"));
+            if (w.isMemory()) {
+                continue; // their figure is a count or a budget's rate, not a window's
+            }
+            String point = r.get("map") + " " + w.id + " t=" + r.get("threads");
+            spans.merge(point, new double[]{seconds, seconds},
+                    (a, c) -> new double[]{Math.min(a[0], c[0]), Math.max(a[1], c[1])});
+        }
+        if (spans.isEmpty()) {
+            return;
+        }
+        b.append(String.format(Locale.ROOT, "%nMeasured in windows shorter than %.1f s, so noisy (for `ingest`, "
+                + "the window is the ingestion of the measured map; a larger `--keys` lengthens it): ", SHORT_WINDOW_S));
+        List<String> parts = new ArrayList<>();
+        spans.forEach((point, mm) -> parts.add(mm[0] == mm[1]
+                ? String.format(Locale.ROOT, "%s (%.0f ms)", point, mm[0] * 1e3)
+                : String.format(Locale.ROOT, "%s (%.0f-%.0f ms)", point, mm[0] * 1e3, mm[1] * 1e3)));
+        b.append(String.join(", ", parts)).append(".\n");
     }
 
     /** A target of issue 5: oak-zc over the skiplist on {@code oak}/{@code cslm} workloads, at least {@code goal}. */

@@ -54,4 +54,53 @@ class ReportTest {
                 "stop_reason", "Java heap exhausted (OutOfMemoryError: Java heap space)"));
         assertTrue(ranOut.endsWith("| fits; cslm does not |"), ranOut);
     }
+
+    private static Map<String, String> point(String map, Workload w, int rep, double seconds) {
+        Map<String, String> r = Results.newRow();
+        r.put("map", map);
+        r.put("workload", w.id);
+        r.put("threads", "1");
+        r.put("rep", Integer.toString(rep));
+        r.put("status", "ok");
+        r.put("ops_per_s", "1000");
+        r.put("seconds", Double.toString(seconds));
+        return r;
+    }
+
+    @Test
+    void pointsMeasuredInShortWindowsAreNamedAsNoisy(@TempDir Path dir) throws Exception {
+        Options o = Options.parse(new String[]{"--map", "oak-zc,cslm", "--workload", "ingest,put",
+                "--threads", "1", "--out", dir.toString()});
+        Results res = new Results();
+        Path csv = dir.resolve("results.csv");
+        res.add(point("oak-zc", Workload.INGEST, 1, 0.071), csv);
+        res.add(point("oak-zc", Workload.INGEST, 2, 0.094), csv);
+        res.add(point("cslm", Workload.INGEST, 1, 0.5), csv); // at the threshold: not short
+        res.add(point("oak-zc", Workload.PUT, 1, 3.0), csv);
+        res.add(point("cslm", Workload.PUT, 1, 0.2), csv);
+        Path file = dir.resolve("report.md");
+        Report.write(file, res, o, new Report.Context("bin/bench", "machine", "jvm", "commit", "start", "end", 1,
+                "charts"), List.of());
+        String note = Files.readString(file, StandardCharsets.UTF_8).lines()
+                .filter(l -> l.startsWith("Measured in windows shorter than")).findFirst().orElseThrow();
+        assertTrue(note.contains("oak-zc ingest t=1 (71-94 ms)"), note);
+        assertTrue(note.contains("cslm put t=1 (200 ms)"), note);
+        assertTrue(!note.contains("cslm ingest") && !note.contains("oak-zc put"), note);
+    }
+
+    @Test
+    void reportsWithoutShortWindowsSayNothingOfThem(@TempDir Path dir) throws Exception {
+        Options o = Options.parse(new String[]{"--map", "oak-zc,cslm", "--workload", "put",
+                "--threads", "1", "--out", dir.toString()});
+        Results res = new Results();
+        Path csv = dir.resolve("results.csv");
+        res.add(point("oak-zc", Workload.PUT, 1, 3.0), csv);
+        res.add(point("cslm", Workload.PUT, 1, 2.9), csv);
+        Path file = dir.resolve("report.md");
+        Report.write(file, res, o, new Report.Context("bin/bench", "machine", "jvm", "commit", "start", "end", 1,
+                "charts"), List.of());
+        String report = Files.readString(file, StandardCharsets.UTF_8);
+        assertTrue(report.contains("| put | 1 |"), report);
+        assertTrue(!report.contains("windows shorter than"), report);
+    }
 }
