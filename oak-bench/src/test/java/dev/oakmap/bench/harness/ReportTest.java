@@ -28,6 +28,14 @@ class ReportTest {
         return r;
     }
 
+    /** @return the report written into {@code dir} for {@code res} */
+    private static String report(Path dir, Results res, Options o) throws Exception {
+        Path file = dir.resolve("report.md");
+        Report.write(file, res, o, new Report.Context("bin/bench", "machine", "jvm", "commit", "start", "end", 1,
+                "charts"), List.of());
+        return Files.readString(file, StandardCharsets.UTF_8);
+    }
+
     private static String ingestRamLine(Path dir, Map<String, String> oak, Map<String, String> cslm) throws Exception {
         Options o = Options.parse(new String[]{"--map", "oak-zc,cslm", "--workload", "ingest-ram",
                 "--ingest-ram", "64m", "--out", dir.toString()});
@@ -35,11 +43,7 @@ class ReportTest {
         Path csv = dir.resolve("results.csv");
         res.add(oak, csv);
         res.add(cslm, csv);
-        Path file = dir.resolve("report.md");
-        Report.write(file, res, o, new Report.Context("bin/bench", "machine", "jvm", "commit", "start", "end", 1,
-                "charts"), List.of());
-        return Files.readString(file, StandardCharsets.UTF_8).lines().filter(l -> l.startsWith("| 64 MiB |"))
-                .findFirst().orElseThrow();
+        return report(dir, res, o).lines().filter(l -> l.startsWith("| 64 MiB |")).findFirst().orElseThrow();
     }
 
     @Test
@@ -67,21 +71,26 @@ class ReportTest {
         return r;
     }
 
-    @Test
-    void pointsMeasuredInShortWindowsAreNamedAsNoisy(@TempDir Path dir) throws Exception {
-        Options o = Options.parse(new String[]{"--map", "oak-zc,cslm", "--workload", "ingest,put",
+    /** @return the report of oak-zc and cslm, one thread, {@code workloads}, over {@code rows} */
+    @SafeVarargs
+    private static String throughputReport(Path dir, String workloads, Map<String, String>... rows) throws Exception {
+        Options o = Options.parse(new String[]{"--map", "oak-zc,cslm", "--workload", workloads,
                 "--threads", "1", "--out", dir.toString()});
         Results res = new Results();
-        Path csv = dir.resolve("results.csv");
-        res.add(point("oak-zc", Workload.INGEST, 1, 0.071), csv);
-        res.add(point("oak-zc", Workload.INGEST, 2, 0.094), csv);
-        res.add(point("cslm", Workload.INGEST, 1, 0.5), csv); // at the threshold: not short
-        res.add(point("oak-zc", Workload.PUT, 1, 3.0), csv);
-        res.add(point("cslm", Workload.PUT, 1, 0.2), csv);
-        Path file = dir.resolve("report.md");
-        Report.write(file, res, o, new Report.Context("bin/bench", "machine", "jvm", "commit", "start", "end", 1,
-                "charts"), List.of());
-        String note = Files.readString(file, StandardCharsets.UTF_8).lines()
+        for (Map<String, String> r : rows) {
+            res.add(r, dir.resolve("results.csv"));
+        }
+        return report(dir, res, o);
+    }
+
+    @Test
+    void pointsMeasuredInShortWindowsAreNamedAsNoisy(@TempDir Path dir) throws Exception {
+        String note = throughputReport(dir, "ingest,put",
+                point("oak-zc", Workload.INGEST, 1, 0.071),
+                point("oak-zc", Workload.INGEST, 2, 0.094),
+                point("cslm", Workload.INGEST, 1, 0.5), // at the threshold: not short
+                point("oak-zc", Workload.PUT, 1, 3.0),
+                point("cslm", Workload.PUT, 1, 0.2)).lines()
                 .filter(l -> l.startsWith("Measured in windows shorter than")).findFirst().orElseThrow();
         assertTrue(note.contains("oak-zc ingest t=1 (71-94 ms)"), note);
         assertTrue(note.contains("cslm put t=1 (200 ms)"), note);
@@ -90,16 +99,8 @@ class ReportTest {
 
     @Test
     void reportsWithoutShortWindowsSayNothingOfThem(@TempDir Path dir) throws Exception {
-        Options o = Options.parse(new String[]{"--map", "oak-zc,cslm", "--workload", "put",
-                "--threads", "1", "--out", dir.toString()});
-        Results res = new Results();
-        Path csv = dir.resolve("results.csv");
-        res.add(point("oak-zc", Workload.PUT, 1, 3.0), csv);
-        res.add(point("cslm", Workload.PUT, 1, 2.9), csv);
-        Path file = dir.resolve("report.md");
-        Report.write(file, res, o, new Report.Context("bin/bench", "machine", "jvm", "commit", "start", "end", 1,
-                "charts"), List.of());
-        String report = Files.readString(file, StandardCharsets.UTF_8);
+        String report = throughputReport(dir, "put", point("oak-zc", Workload.PUT, 1, 3.0),
+                point("cslm", Workload.PUT, 1, 2.9));
         assertTrue(report.contains("| put | 1 |"), report);
         assertTrue(!report.contains("windows shorter than"), report);
     }
