@@ -127,6 +127,9 @@ class ConcurrentMisuseTest {
                         record(t, bad);
                     }
                 });
+                // the hammers start once the blocked lambda runs: started before, they could
+                // insert or remove its key first, and its lambda would never run
+                assertTrue(entered.await(5, TimeUnit.SECONDS), op + ": lambda never entered");
                 AtomicBoolean stop = new AtomicBoolean();
                 List<Thread> hammer = new ArrayList<>();
                 for (int w = 0; w < 2; w++) {
@@ -143,7 +146,6 @@ class ConcurrentMisuseTest {
                         }
                     }));
                 }
-                assertTrue(entered.await(5, TimeUnit.SECONDS), op + ": lambda never entered");
                 Thread.sleep(5);
                 Thread closer = start("closer-" + op, map::close);
                 join(closer);
