@@ -13,6 +13,8 @@
  *       virtual thread of its own;</li>
  *   <li>{@link dev.oakmap.jmh.SegmentAccessBench}: not the map, a probe of a scan step's off-heap
  *       reads through per-block segments and through one segment;</li>
+ *   <li>{@link dev.oakmap.jmh.CopyBench}: not the map, the copies between off-heap slices and
+ *       arrays by size, the map's ({@code Bytes}) against the JDK's segment copy;</li>
  *   <li>{@link dev.oakmap.jmh.MemoryFloorBench}: not the map, the machine's memory floors (a miss's
  *       latency, independent and sequential lines, a random 1 KB copy) that bound any scan.</li>
  * </ul>
