@@ -19,13 +19,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 /**
  * Keys and values of lengths on both sides of every bound at which the map changes how it copies
  * bytes between off-heap slices and the heap (64 bytes, where the JDK's segment copy calls its
- * stub, and 1 KB, where the map's word loop hands over to it): every way of reading them back
+ * stub, and 256, where the map's word loop hands it back): every way of reading them back
  * returns exactly the bytes stored, under each memory scheme. The plain zero-copy iterator's key
  * views, which copy their keys, still read them after the mappings are removed.
  */
 class CopyLengthsTest {
 
-    private static final int[] LENGTHS = {1, 7, 8, 9, 63, 64, 65, 71, 72, 100, 1023, 1024, 1025, 1031, 3000};
+    private static final int[] LENGTHS = {1, 7, 8, 9, 63, 64, 65, 71, 72, 100, 255, 256, 257, 263, 1024, 3000};
 
     private static byte[] bytes(SplittableRandom r, int length, int tag) {
         byte[] b = new byte[length];

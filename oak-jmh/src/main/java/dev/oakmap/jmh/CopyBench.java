@@ -25,8 +25,9 @@ import java.util.concurrent.TimeUnit;
  * into a slice (a legacy put's serialization); {@code *Oak} is {@code Bytes} as the map uses it,
  * {@code *Segment} the JDK's segment-to-segment {@code MemorySegment.copy} over a wrapped array
  * (what {@code Bytes} did for every length until 2026-11-28). Each invocation copies one of 64
- * slices spread over 64 KB (cached), so the score is the copy's own cost. Where the two cross is
- * where {@code Bytes} should switch from its loop to the JDK's copy.
+ * slices spread over 64 KB (cached), so the score is the copy's own cost. Alone, the JDK's copy
+ * is the faster at every length; {@code Bytes} still uses its loop from 65 to 256 bytes, where a
+ * scan's copies find their lines in flight and the stub waits for them (see its class comment).
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)

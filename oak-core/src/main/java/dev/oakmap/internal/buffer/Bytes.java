@@ -17,20 +17,23 @@ import java.util.Objects;
  * wrapping the array: in JDK 25 it copies such ranges with a few Java loads and stores (its array
  * forms call the runtime's copy stub at every length; legacy-API scans over 1M pairs of 8-byte
  * keys and values went from 129-135 to 102-104 ns a pair with the segment form). From 65 bytes to
- * {@link #LOOP_MAX}, between a native segment and an array, a loop of 8-byte words. Beyond that,
+ * {@link #LOOP_MAX} (256), between a native segment and an array, a loop of 8-byte words. Beyond that,
  * or with a heap segment on the other side (where source and destination may overlap), the JDK's
  * copy, which then calls its stub.
  *
- * <p><b>Why the loop.</b> Alone, with its data cached, the stub is the faster copy ({@code
- * CopyBench}: 100 bytes in 10.7 ns against the loop's 14.6, 1 KB in 16 against 24). But where the
- * copy's lines are misses in flight, as in a scan whose look-ahead has just touched them, the
- * stub cost about 40-50 ns more a copy than the loop: a plain zero-copy iterator over 1M pairs of
- * 100-byte keys and 1 KB values, whose key views each copy their key, took 182-211 ns a pair with
- * the stub and 138-166 with the loop, ascending and descending, and 178 against 127 over 400K pairs
- * fed in key order ({@code ScanBench.oakZcIterator*}, {@code -Doak.copyLoopMax=0} against the
- * default, alternated). Gets copying 1 KB values measured 1.34-1.37 us with the loop and 1.45
- * with the stub; legacy puts and legacy scans the same either way. Why the stub waits is not
- * known here (no hardware counters on this machine).
+ * <p><b>Why the loop, and why only to 256 bytes.</b> Alone, with its data cached, the stub is the
+ * faster copy ({@code CopyBench}: 100 bytes in 10.7 ns against the loop's 14.6, 1 KB in 16
+ * against 24). But where the copy's lines are misses in flight, as in a scan whose look-ahead has
+ * just touched them, the stub cost about 40-50 ns more a copy than the loop: a plain zero-copy
+ * iterator over 1M pairs of 100-byte keys and 1 KB values, whose key views each copy their key,
+ * took 182-211 ns a pair with the stub and 138-166 with the loop, ascending and descending, and
+ * 178 against 127 over 400K pairs fed in key order ({@code ScanBench.oakZcIterator*},
+ * {@code -Doak.copyLoopMax=0} against the loop, alternated). The look-ahead touches keys up to
+ * 256 bytes ({@code Cursor.KEY_TOUCH_LIMIT}); longer copies (whole values, for the legacy API)
+ * read lines nobody touched, gained nothing from the loop at 1M pairs, and lost in cached maps:
+ * legacy-API scans of 4,000 pairs took 187-198 ns a pair with the loop up to 1 KB, against 136-168
+ * with the stub and 130 with the loop up to 256 bytes. Hence {@link #LOOP_MAX}. Why the stub
+ * waits is not known here (no hardware counters on this machine).
  *
  * <p>The loop checks both ranges first, so a copy that fails (out of bounds, or a closed
  * segment's {@link IllegalStateException}, or a read-only one's) fails before it writes anything,
@@ -43,7 +46,7 @@ public final class Bytes {
     private Bytes() {}
 
     /** The longest range copied by the word loop; longer ones go to the JDK's copy (its stub). */
-    static final int LOOP_MAX = Integer.getInteger("oak.copyLoopMax", 1024);
+    static final int LOOP_MAX = Integer.getInteger("oak.copyLoopMax", 256);
 
     /** The longest range the JDK's segment copy copies with Java code rather than its stub. */
     private static final int JDK_LOOP_MAX = 64;
