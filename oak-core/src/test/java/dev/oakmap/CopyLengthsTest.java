@@ -6,7 +6,6 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -36,7 +35,7 @@ class CopyLengthsTest {
         return b;
     }
 
-    private static byte[] read(OakUnscopedBuffer buffer) {
+    private static byte[] read(OakBuffer buffer) {
         byte[] out = new byte[buffer.capacity()];
         buffer.getBytes(0, out, 0, out.length);
         return out;
@@ -46,7 +45,7 @@ class CopyLengthsTest {
     @EnumSource(MemoryScheme.class)
     void everyReadReturnsTheBytesStoredAtEveryLength(MemoryScheme scheme) {
         SplittableRandom r = new SplittableRandom(11);
-        TreeMap<Integer, byte[][]> model = new TreeMap<>();
+        List<byte[][]> model = new ArrayList<>(); // {key, value} pairs, as stored
         try (OakMap<byte[], byte[]> map = new OakMapBuilder<>(OakCommonTypes.BYTE_ARRAY_SERIALIZER,
                 OakCommonTypes.BYTE_ARRAY_SERIALIZER, OakCommonTypes.BYTE_ARRAY_COMPARATOR)
                 .keyMemory(scheme).valueMemory(scheme).chunkCapacity(8).build()) {
@@ -57,22 +56,19 @@ class CopyLengthsTest {
                     key[k > 1 ? 1 : 0] = (byte) (k > 1 ? v : tag); // keys of one length differ past their first byte too
                     byte[] value = bytes(r, v, tag);
                     map.put(key, value);
-                    model.put(model.size(), new byte[][] {key, value});
+                    model.add(new byte[][] {key, value});
                     tag = (tag + 1) & 0x7f;
                 }
             }
             assertEquals(model.size(), map.size());
-            for (byte[][] kv : model.values()) {
+            for (byte[][] kv : model) {
                 assertArrayEquals(kv[1], map.get(kv[0]), "legacy get");
-                assertArrayEquals(kv[1], map.zc().get(kv[0]).transform(b -> {
-                    byte[] out = new byte[b.capacity()];
-                    b.getBytes(0, out, 0, out.length);
-                    return out;
-                }), "zero-copy get, copied in a transform");
+                assertArrayEquals(kv[1], map.zc().get(kv[0]).transform(CopyLengthsTest::read),
+                        "zero-copy get, copied in a transform");
                 assertArrayEquals(kv[1], read(map.zc().get(kv[0])), "zero-copy get's getBytes");
             }
             Map<String, byte[]> expected = new TreeMap<>();
-            for (byte[][] kv : model.values()) {
+            for (byte[][] kv : model) {
                 expected.put(Arrays.toString(kv[0]), kv[1]);
             }
             for (OakMap<byte[], byte[]> view : List.of(map, map.descendingMap())) {
@@ -82,14 +78,8 @@ class CopyLengthsTest {
                     seen++;
                 }
                 assertEquals(model.size(), seen);
-                List<byte[]> keptKeys = new ArrayList<>();
-                List<byte[]> keptValues = new ArrayList<>();
                 for (Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer> e : view.zc().entrySet()) {
-                    keptKeys.add(read(e.getKey()));
-                    keptValues.add(read(e.getValue()));
-                }
-                for (int i = 0; i < keptKeys.size(); i++) {
-                    assertArrayEquals(expected.get(Arrays.toString(keptKeys.get(i))), keptValues.get(i), "zero-copy entry");
+                    assertArrayEquals(expected.get(Arrays.toString(read(e.getKey()))), read(e.getValue()), "zero-copy entry");
                 }
                 seen = 0;
                 for (Map.Entry<OakUnscopedBuffer, OakUnscopedBuffer> e : view.zc().entryStreamSet()) {
@@ -101,14 +91,13 @@ class CopyLengthsTest {
 
             // key views of a plain iterator copy their keys: they outlive the mappings
             List<OakUnscopedBuffer> keyViews = new ArrayList<>();
-            Iterator<OakUnscopedBuffer> it = map.zc().keySet().iterator();
-            while (it.hasNext()) {
-                keyViews.add(it.next());
+            for (OakUnscopedBuffer k : map.zc().keySet()) {
+                keyViews.add(k);
             }
             List<byte[]> before = keyViews.stream().map(CopyLengthsTest::read).toList();
             map.clear();
             assertFalse(map.zc().entrySet().iterator().hasNext());
-            for (byte[][] kv : model.values()) {
+            for (byte[][] kv : model) {
                 map.put(bytes(r, kv[0].length, 0x7f), kv[1]); // new keys reuse the freed memory
             }
             for (int i = 0; i < keyViews.size(); i++) {

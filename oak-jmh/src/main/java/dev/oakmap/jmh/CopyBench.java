@@ -17,6 +17,7 @@ import org.openjdk.jmh.annotations.Warmup;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -54,7 +55,7 @@ public class CopyBench {
         stride = Math.max(1024, size + 4L);
         memory = arena.allocate(stride * SLICES, 8);
         for (long i = 0; i < memory.byteSize(); i++) {
-            memory.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) i);
+            memory.set(ValueLayout.JAVA_BYTE, i, (byte) i);
         }
         array = new byte[size];
     }
