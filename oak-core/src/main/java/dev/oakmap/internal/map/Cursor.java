@@ -1349,7 +1349,7 @@ public final class Cursor<K, V> {
      * each of the key's lines, first to last, each by its own instruction at a fixed offset from
      * the key's start, then the last byte. The copy that follows finds the lines arriving. Without
      * this, the copy of a 100-byte key was most of a plain iterator's step over keys fed in order:
-     * 138-168 ns a pair against 53-63 with it (JMH {@code ScanBench.oakZcIteratorAscending}, 400K
+     * 114-168 ns a pair against 53-72 with it (JMH {@code ScanBench.oakZcIteratorAscending}, 400K
      * pairs of 100 B / 1 KB fed in key order; the skiplist 37). What the touches do is not a
      * matter of lines alone: the same loads issued from one loop instruction (stride 64) measured
      * 192-201 ns, and from a chain running from the last line to the first 104-120. So each line
