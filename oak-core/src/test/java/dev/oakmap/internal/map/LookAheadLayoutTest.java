@@ -3,6 +3,7 @@ package dev.oakmap.internal.map;
 import dev.oakmap.MemoryScheme;
 import dev.oakmap.common.OakCommonTypes;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.ArrayList;
@@ -52,14 +53,15 @@ class LookAheadLayoutTest {
 
     /**
      * Key views copy their keys; where pairs lie in order, the cursor first touches each line of
-     * a key of 65 to 256 bytes ({@code Cursor#touchKeyInOrder}). Keys of lengths on both sides of
+     * a key of 65 to 256 bytes ({@code Cursor#touchKeyInOrder}), under both schemes that reclaim
+     * keys (the others never copy). Keys of lengths on both sides of
      * those bounds and of each line count, inserted in key order and in random order: every view
      * reads its key exactly, in both directions; in key order the keys of the range were touched,
      * in random order (look-ahead on) next to none.
      */
-    @ParameterizedTest(name = "descending={0}")
-    @ValueSource(booleans = {false, true})
-    void keyViewsOfKeysInOrderTouchTheirLinesFirstAndCopyExactly(boolean descending) {
+    @ParameterizedTest(name = "descending={0}, keys {1}")
+    @CsvSource({"false, NOVA", "true, NOVA", "false, LOCK_BASED", "true, LOCK_BASED"})
+    void keyViewsOfKeysInOrderTouchTheirLinesFirstAndCopyExactly(boolean descending, MemoryScheme keyScheme) {
         int[] lengths = {64, 65, 100, 128, 129, 192, 193, 255, 256, 257};
         List<byte[]> keys = new ArrayList<>();
         int inRange = 0;
@@ -75,10 +77,10 @@ class LookAheadLayoutTest {
             keys.add(k);
             inRange += k.length > 64 && k.length <= 256 ? 1 : 0;
         }
-        long inOrder = keysTouchedByKeyViewsOf(keys, descending);
+        long inOrder = keysTouchedByKeyViewsOf(keys, descending, keyScheme);
         List<byte[]> shuffled = new ArrayList<>(keys);
         Collections.shuffle(shuffled, new Random(13));
-        long scattered = keysTouchedByKeyViewsOf(shuffled, descending);
+        long scattered = keysTouchedByKeyViewsOf(shuffled, descending, keyScheme);
         // all but a few: where a pair lies in another block than the one before, the cursor's
         // layout score counts it as far (3,192 of 3,200 measured)
         assertTrue(inOrder <= inRange && inOrder >= inRange * 99L / 100,
@@ -87,10 +89,10 @@ class LookAheadLayoutTest {
     }
 
     /** Inserts {@code keys} in their order; a plain iterator's key views must read them sorted. */
-    private static long keysTouchedByKeyViewsOf(List<byte[]> keys, boolean descending) {
+    private static long keysTouchedByKeyViewsOf(List<byte[]> keys, boolean descending, MemoryScheme keyScheme) {
         InternalOakMap<byte[], byte[]> map = new InternalOakMap<>(OakCommonTypes.BYTE_ARRAY_SERIALIZER,
                 OakCommonTypes.BYTE_ARRAY_SERIALIZER, OakCommonTypes.BYTE_ARRAY_COMPARATOR, 64L << 20, 1 << 20, 256,
-                0.5, MemoryScheme.NOVA, MemoryScheme.NOVA);
+                0.5, keyScheme, MemoryScheme.NOVA);
         try {
             for (byte[] k : keys) {
                 map.put(k, new byte[] {k[3]}, false);
