@@ -1360,7 +1360,9 @@ public final class Cursor<K, V> {
      * pairs); in maps that fit the caches ({@link #lookAhead} off) the lines are there. Only keys
      * of 65 to {@link #KEY_TOUCH_LIMIT} bytes: a key of one line gains nothing (16-byte keys
      * measured 51-52 ns a pair with the touches against 43-47), and a 1,000-byte key's copy
-     * (the JDK's, see {@code Bytes}) gained nothing from touches of its first lines.
+     * (the JDK's, see {@code Bytes}) gained nothing from touches of its first lines. Plain,
+     * bounds-checked loads: the key is the cursor's current one, protected by its hazard
+     * ({@link KeyHazards}), so its slice is not reused under them, and their values are ignored.
      */
     private void touchKeyInOrder(long ref) {
         MemorySegment seg = keySlices.segment(ref);
