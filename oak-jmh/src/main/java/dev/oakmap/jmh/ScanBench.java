@@ -76,7 +76,8 @@ public class ScanBench {
     public static class Parts {
         /**
          * {@code none} (the iterator's step alone), {@code key} (the first byte of the key),
-         * {@code value} (of the value), {@code both} (as {@link #oakZcStreamAscending})
+         * {@code wholeKey} (every whole 8-byte word of the key, as a reader of whole rows would),
+         * {@code value} (the first byte of the value), {@code both} (as {@link #oakZcStreamAscending})
          */
         @Param("both")
         public String reads;
@@ -105,12 +106,21 @@ public class ScanBench {
                     sum += it.next().getKey().get(0);
                 }
             }
+            case "wholeKey" -> {
+                for (int i = 0; i < LENGTH; i++) {
+                    OakUnscopedBuffer k = it.next().getKey();
+                    int n = k.capacity();
+                    for (int j = 0; j + Long.BYTES <= n; j += Long.BYTES) {
+                        sum += k.getLong(j);
+                    }
+                }
+            }
             case "value" -> {
                 for (int i = 0; i < LENGTH; i++) {
                     sum += it.next().getValue().get(0);
                 }
             }
-            default -> throw new IllegalArgumentException("reads: none, key, value or both, not " + p.reads);
+            default -> throw new IllegalArgumentException("reads: none, key, wholeKey, value or both, not " + p.reads);
         }
         return sum;
     }

@@ -91,8 +91,9 @@ import java.util.Arrays;
  * memory (keys inserted in order), the hardware prefetchers already stream the lines in, and the
  * touches would only wait for them: the cursor scores how far apart the pairs it returns lie
  * ({@link #noteLayout}) and looks ahead only while they are scattered ({@link #scattered}).
- * There, a plain iterator's key view, which copies its whole key, first loads each of the key's
- * lines in address order ({@link #touchKeyInOrder}); the copy alone left the prefetchers behind.
+ * There, before a key is read whole (a plain iterator's key view copies it; a stream's user may
+ * read it, see {@link #userReadsPastKeyStart}), the cursor loads each of its lines in address
+ * order ({@link #touchKeyIfInOrder}); the read alone left the prefetchers behind.
  *
  * <h2>Asking for placement</h2>
  * Where the map places on request ({@link Rebalancer}, "Placement on request"), the same score
@@ -751,7 +752,7 @@ public final class Cursor<K, V> {
 
     /** Written by prefetches so the JIT keeps their loads; never read for its value. */
     private long prefetchSink;
-    /** Keys whose lines {@link #touchKeyInOrder} touched (for tests). */
+    /** Keys whose lines {@link #touchKeyIfInOrder} touched (for tests). */
     private long keysTouchedInOrder;
     /**
      * What {@link #gather} recorded for touching, one element per line. Flushed by
@@ -997,7 +998,22 @@ public final class Cursor<K, V> {
      * upper bound, comparisons read the whole key anyway).
      */
     private boolean keyStartOnly() {
-        return keysInPlace && !wholeKeysRead;
+        return keysInPlace && !wholeKeysRead && !userReadsPastKeyStart();
+    }
+
+    /**
+     * Whether the user of this cursor's reusable key view has read past the first line of a key
+     * ({@link ScanKeyView#reach}): then look-ahead touches every line of the keys ahead, as for
+     * {@link #wholeKeysRead}, and keys in order get their lines touched first
+     * ({@link #touchKeyIfInOrder}). A stream scan whose user reads whole keys (rows, say) is
+     * otherwise left with a miss per line: over 1M random pairs of 100 B / 1 KB, reading every
+     * 8-byte word of each key took 172-181 ns a pair with whole keys touched ahead against 280-306
+     * with first lines only; over 400K pairs fed in key order, 68-96 with the lines touched first
+     * against 200-223 ({@code ScanBench.oakZcStreamAscendingParts -p reads=wholeKey}, alternated).
+     * A user who reads only a key's start pays nothing for it.
+     */
+    private boolean userReadsPastKeyStart() {
+        return reusableKey != null && reusableKey.reach() > CACHE_LINE;
     }
 
     /** @return the last byte of a key slice that look-ahead touches (see {@link #touchGathered}) */
@@ -1186,6 +1202,9 @@ public final class Cursor<K, V> {
         if (copiesKeys) {
             reusableKey.position(keyCopySegment, 0, keyCopyLength);
         } else {
+            if (userReadsPastKeyStart()) {
+                touchKeyIfInOrder(curKey);
+            }
             MemorySegment segment = keySlices.segment(curKey);
             reusableKey.position(segment, keySlices.dataOffset(curKey), keySlices.length(segment, curKey));
         }
@@ -1332,9 +1351,7 @@ public final class Cursor<K, V> {
             // a view that outlives the step needs its own copy (in place, the key is protected: it validates)
             byte[] own;
             if (keysInPlace) {
-                if (lookAhead && !scattered()) {
-                    touchKeyInOrder(curKey);
-                }
+                touchKeyIfInOrder(curKey);
                 own = keys.copy(curKey, NO_BYTES, copyLength, null); // protected; a new array of its length
             } else {
                 own = Arrays.copyOf(keyCopy, keyCopyLength);
@@ -1345,9 +1362,11 @@ public final class Cursor<K, V> {
     }
 
     /**
-     * Before a key view's copy, where pairs lie in order (so look-ahead is off): loads one byte of
-     * each of the key's lines, first to last, each by its own instruction at a fixed offset from
-     * the key's start, then the last byte. The copy that follows finds the lines arriving. Without
+     * Before a key is read whole (a key view's copy, or a stream's user who reads past a key's
+     * start, see {@link #userReadsPastKeyStart}), where pairs lie in order (so look-ahead is off):
+     * loads one byte of each of the key's lines, first to last, each by its own instruction at a
+     * fixed offset from the key's start, then the last byte. The reads that follow find the lines
+     * arriving. Without
      * this, the copy of a 100-byte key was most of a plain iterator's step over keys fed in order:
      * 114-168 ns a pair against 53-72 with it (JMH {@code ScanBench.oakZcIteratorAscending}, 400K
      * pairs of 100 B / 1 KB fed in key order; the skiplist 37). What the touches do is not a
@@ -1364,7 +1383,10 @@ public final class Cursor<K, V> {
      * bounds-checked loads: the key is the cursor's current one, protected by its hazard
      * ({@link KeyHazards}), so its slice is not reused under them, and their values are ignored.
      */
-    private void touchKeyInOrder(long ref) {
+    private void touchKeyIfInOrder(long ref) {
+        if (!lookAhead || scattered()) {
+            return;
+        }
         MemorySegment seg = keySlices.segment(ref);
         long at = keySlices.dataOffset(ref);
         int length = keySlices.length(seg, ref);
@@ -1384,7 +1406,7 @@ public final class Cursor<K, V> {
         keysTouchedInOrder++;
     }
 
-    /** For tests: the keys {@link #touchKeyInOrder} touched before their views' copies. */
+    /** For tests: the keys {@link #touchKeyIfInOrder} touched before their views' copies. */
     long keysTouchedInOrder() {
         return keysTouchedInOrder;
     }

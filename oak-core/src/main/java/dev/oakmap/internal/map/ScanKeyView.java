@@ -26,6 +26,8 @@ final class ScanKeyView implements OakUnscopedBuffer {
     /** Kept reachable with the view: the hazards protecting the slice it reads, if any. */
     @SuppressWarnings({"unused", "FieldCanBeLocal"})
     private Object keepAlive;
+    /** See {@link #reach()}. Written by the user's thread, read by its cursor: the same thread. */
+    private int reach;
 
     /**
      * @param keepAlive an object to keep reachable as long as this view (the scan's hazards), or null
@@ -45,24 +47,42 @@ final class ScanKeyView implements OakUnscopedBuffer {
         bytes.open(segment, offset, length, false);
     }
 
+    /**
+     * @return how far into its keys the user has read through this view, over all the keys it was
+     *     positioned on: one past the furthest byte asked for (a {@link #transform} counts as the
+     *     whole key). The cursor touches a key's lines ahead of a user who reads past its first
+     *     line ({@code Cursor#touchKeyIfInOrder}).
+     */
+    int reach() {
+        return reach;
+    }
+
     private SliceBuffer open() {
         map.checkOpen();
         return bytes;
     }
 
+    /** {@link #open()}, noting a read up to byte {@code end} (exclusive; an overflowed sum is not noted). */
+    private SliceBuffer open(int end) {
+        if (end > reach) {
+            reach = end;
+        }
+        return open();
+    }
+
     @Override public int capacity() { return open().capacity(); }
-    @Override public byte get(int index) { try { return open().get(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
-    @Override public char getChar(int index) { try { return open().getChar(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
-    @Override public short getShort(int index) { try { return open().getShort(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
-    @Override public int getInt(int index) { try { return open().getInt(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
-    @Override public long getLong(int index) { try { return open().getLong(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
-    @Override public float getFloat(int index) { try { return open().getFloat(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
-    @Override public double getDouble(int index) { try { return open().getDouble(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
+    @Override public byte get(int index) { try { return open(index + 1).get(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
+    @Override public char getChar(int index) { try { return open(index + 2).getChar(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
+    @Override public short getShort(int index) { try { return open(index + 2).getShort(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
+    @Override public int getInt(int index) { try { return open(index + 4).getInt(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
+    @Override public long getLong(int index) { try { return open(index + 8).getLong(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
+    @Override public float getFloat(int index) { try { return open(index + 4).getFloat(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
+    @Override public double getDouble(int index) { try { return open(index + 8).getDouble(index); } catch (IllegalStateException e) { throw map.closedOr(e); } }
 
     @Override
     public void getBytes(int index, byte[] dst, int offset, int length) {
         try {
-            open().getBytes(index, dst, offset, length);
+            open(index + length).getBytes(index, dst, offset, length);
         } catch (IllegalStateException e) {
             throw map.closedOr(e);
         }
@@ -71,7 +91,7 @@ final class ScanKeyView implements OakUnscopedBuffer {
     @Override
     public <T> T transform(Function<OakScopedReadBuffer, T> transformer) {
         Objects.requireNonNull(transformer, "transformer");
-        SliceBuffer window = open();
+        SliceBuffer window = open(Integer.MAX_VALUE); // the transformer may read it all
         return SliceBuffer.applyReadOnly(window.rawSegment(), window.rawBase(), window.capacity(), transformer);
     }
 

@@ -53,7 +53,7 @@ class LookAheadLayoutTest {
 
     /**
      * Key views copy their keys; where pairs lie in order, the cursor first touches each line of
-     * a key of 65 to 256 bytes ({@code Cursor#touchKeyInOrder}), under both schemes that reclaim
+     * a key of 65 to 256 bytes ({@code Cursor#touchKeyIfInOrder}), under both schemes that reclaim
      * keys (the others never copy). Keys of lengths on both sides of
      * those bounds and of each line count, inserted in key order and in random order: every view
      * reads its key exactly, in both directions; in key order the keys of the range were touched,
@@ -86,6 +86,85 @@ class LookAheadLayoutTest {
         assertTrue(inOrder <= inRange && inOrder >= inRange * 99L / 100,
                 inOrder + " keys touched in key order, of " + inRange);
         assertTrue(scattered < 100, "random order touched " + scattered + " keys");
+    }
+
+    /**
+     * A stream scan's reusable key view: where its user reads only the keys' first bytes, no key
+     * is touched; where the user reads whole keys, they are, from the key after the first read
+     * past a key's first line on, in key order; in random order, look-ahead then touches every
+     * line of the keys ahead, not only their first (8,000 pairs of 100-byte keys).
+     */
+    @ParameterizedTest(name = "descending={0}")
+    @ValueSource(booleans = {false, true})
+    void streamKeysReadWholeAreTouchedWholeAndReadExactly(boolean descending) {
+        int pairs = 8000;
+        List<byte[]> keys = new ArrayList<>();
+        for (int i = 0; i < pairs; i++) {
+            byte[] k = new byte[100];
+            for (int j = 4; j < k.length; j++) {
+                k[j] = (byte) (i * 31 + j);
+            }
+            k[0] = (byte) (i >>> 24);
+            k[1] = (byte) (i >>> 16);
+            k[2] = (byte) (i >>> 8);
+            k[3] = (byte) i;
+            keys.add(k);
+        }
+        long[] firstBytes = streamScanOf(keys, descending, false);
+        long[] whole = streamScanOf(keys, descending, true);
+        assertEquals(0, firstBytes[0], "keys touched for a reader of first bytes");
+        assertTrue(whole[0] >= pairs * 99L / 100 && whole[0] < pairs, whole[0] + " keys touched of " + pairs);
+        List<byte[]> shuffled = new ArrayList<>(keys);
+        Collections.shuffle(shuffled, new Random(17));
+        long[] scatteredFirst = streamScanOf(shuffled, descending, false);
+        long[] scatteredWhole = streamScanOf(shuffled, descending, true);
+        // a 100-byte key spans two or three lines: look-ahead now touches them all, not one
+        assertTrue(scatteredWhole[1] > scatteredFirst[1] + pairs / 2,
+                "lines touched ahead: " + scatteredWhole[1] + " reading whole keys, " + scatteredFirst[1] + " first bytes");
+    }
+
+    /**
+     * Inserts {@code keys} in their order and scans them through the cursor's reusable key view,
+     * reading each key whole or its first byte, checked against the keys sorted.
+     *
+     * @return the keys touched before being read in order, and the lines look-ahead touched
+     */
+    private static long[] streamScanOf(List<byte[]> keys, boolean descending, boolean wholeKeys) {
+        InternalOakMap<byte[], byte[]> map = new InternalOakMap<>(OakCommonTypes.BYTE_ARRAY_SERIALIZER,
+                OakCommonTypes.BYTE_ARRAY_SERIALIZER, OakCommonTypes.BYTE_ARRAY_COMPARATOR, 64L << 20, 1 << 20, 256,
+                0.5, MemoryScheme.NOVA, MemoryScheme.NOVA);
+        try {
+            for (byte[] k : keys) {
+                map.put(k, new byte[] {k[3]}, false);
+            }
+            List<byte[]> sorted = new ArrayList<>(keys);
+            sorted.sort(OakCommonTypes.BYTE_ARRAY_COMPARATOR::compareKeys);
+            if (descending) {
+                Collections.reverse(sorted);
+            }
+            map.lookAheadFrom(0);
+            Cursor<byte[], byte[]> c = map.cursor(null, false, null, false, descending);
+            c.readKeysInPlace(false, 0);
+            int i = 0;
+            while (c.advance()) {
+                var view = c.reusableKeyView();
+                byte[] expected = sorted.get(i);
+                if (wholeKeys) {
+                    byte[] read = new byte[view.capacity()];
+                    for (int j = 0; j < read.length; j++) {
+                        read[j] = view.get(j);
+                    }
+                    assertArrayEquals(expected, read, "key " + i);
+                } else {
+                    assertEquals(expected[0], view.get(0), "key " + i);
+                }
+                i++;
+            }
+            assertEquals(keys.size(), i, "every key");
+            return new long[] {c.keysTouchedInOrder(), c.linesTouched()};
+        } finally {
+            map.close();
+        }
     }
 
     /** Inserts {@code keys} in their order; a plain iterator's key views must read them sorted. */
