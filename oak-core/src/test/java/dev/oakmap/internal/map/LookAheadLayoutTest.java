@@ -66,14 +66,7 @@ class LookAheadLayoutTest {
         List<byte[]> keys = new ArrayList<>();
         int inRange = 0;
         for (int i = 0; i < PAIRS; i++) {
-            byte[] k = new byte[lengths[i % lengths.length]];
-            for (int j = 4; j < k.length; j++) {
-                k[j] = (byte) (i * 31 + j);
-            }
-            k[0] = (byte) (i >>> 24); // big-endian index first: byte order is insertion order
-            k[1] = (byte) (i >>> 16);
-            k[2] = (byte) (i >>> 8);
-            k[3] = (byte) i;
+            byte[] k = indexedKey(i, lengths[i % lengths.length]);
             keys.add(k);
             inRange += k.length > 64 && k.length <= 256 ? 1 : 0;
         }
@@ -100,15 +93,7 @@ class LookAheadLayoutTest {
         int pairs = 8000;
         List<byte[]> keys = new ArrayList<>();
         for (int i = 0; i < pairs; i++) {
-            byte[] k = new byte[100];
-            for (int j = 4; j < k.length; j++) {
-                k[j] = (byte) (i * 31 + j);
-            }
-            k[0] = (byte) (i >>> 24);
-            k[1] = (byte) (i >>> 16);
-            k[2] = (byte) (i >>> 8);
-            k[3] = (byte) i;
-            keys.add(k);
+            keys.add(indexedKey(i, 100));
         }
         long[] firstBytes = streamScanOf(keys, descending, false);
         long[] whole = streamScanOf(keys, descending, true);
@@ -130,19 +115,9 @@ class LookAheadLayoutTest {
      * @return the keys touched before being read in order, and the lines look-ahead touched
      */
     private static long[] streamScanOf(List<byte[]> keys, boolean descending, boolean wholeKeys) {
-        InternalOakMap<byte[], byte[]> map = new InternalOakMap<>(OakCommonTypes.BYTE_ARRAY_SERIALIZER,
-                OakCommonTypes.BYTE_ARRAY_SERIALIZER, OakCommonTypes.BYTE_ARRAY_COMPARATOR, 64L << 20, 1 << 20, 256,
-                0.5, MemoryScheme.NOVA, MemoryScheme.NOVA);
+        InternalOakMap<byte[], byte[]> map = lookingAheadMapOf(keys, MemoryScheme.NOVA);
         try {
-            for (byte[] k : keys) {
-                map.put(k, new byte[] {k[3]}, false);
-            }
-            List<byte[]> sorted = new ArrayList<>(keys);
-            sorted.sort(OakCommonTypes.BYTE_ARRAY_COMPARATOR::compareKeys);
-            if (descending) {
-                Collections.reverse(sorted);
-            }
-            map.lookAheadFrom(0);
+            List<byte[]> sorted = sorted(keys, descending);
             Cursor<byte[], byte[]> c = map.cursor(null, false, null, false, descending);
             c.readKeysInPlace(false, 0);
             int i = 0;
@@ -169,19 +144,9 @@ class LookAheadLayoutTest {
 
     /** Inserts {@code keys} in their order; a plain iterator's key views must read them sorted. */
     private static long keysTouchedByKeyViewsOf(List<byte[]> keys, boolean descending, MemoryScheme keyScheme) {
-        InternalOakMap<byte[], byte[]> map = new InternalOakMap<>(OakCommonTypes.BYTE_ARRAY_SERIALIZER,
-                OakCommonTypes.BYTE_ARRAY_SERIALIZER, OakCommonTypes.BYTE_ARRAY_COMPARATOR, 64L << 20, 1 << 20, 256,
-                0.5, keyScheme, MemoryScheme.NOVA);
+        InternalOakMap<byte[], byte[]> map = lookingAheadMapOf(keys, keyScheme);
         try {
-            for (byte[] k : keys) {
-                map.put(k, new byte[] {k[3]}, false);
-            }
-            List<byte[]> sorted = new ArrayList<>(keys);
-            sorted.sort(OakCommonTypes.BYTE_ARRAY_COMPARATOR::compareKeys);
-            if (descending) {
-                Collections.reverse(sorted);
-            }
-            map.lookAheadFrom(0);
+            List<byte[]> sorted = sorted(keys, descending);
             Cursor<byte[], byte[]> c = map.cursor(null, false, null, false, descending);
             c.readKeysInPlace(true, 0);
             int i = 0;
@@ -197,6 +162,41 @@ class LookAheadLayoutTest {
         } finally {
             map.close();
         }
+    }
+
+    /** @return a key of {@code length} bytes (at least 4) that starts with {@code i}, big-endian: byte order is index order */
+    private static byte[] indexedKey(int i, int length) {
+        byte[] k = new byte[length];
+        for (int j = 4; j < length; j++) {
+            k[j] = (byte) (i * 31 + j);
+        }
+        k[0] = (byte) (i >>> 24);
+        k[1] = (byte) (i >>> 16);
+        k[2] = (byte) (i >>> 8);
+        k[3] = (byte) i;
+        return k;
+    }
+
+    /** @return a map holding {@code keys}, inserted in their order, whose scans look ahead whatever its size */
+    private static InternalOakMap<byte[], byte[]> lookingAheadMapOf(List<byte[]> keys, MemoryScheme keyScheme) {
+        InternalOakMap<byte[], byte[]> map = new InternalOakMap<>(OakCommonTypes.BYTE_ARRAY_SERIALIZER,
+                OakCommonTypes.BYTE_ARRAY_SERIALIZER, OakCommonTypes.BYTE_ARRAY_COMPARATOR, 64L << 20, 1 << 20, 256,
+                0.5, keyScheme, MemoryScheme.NOVA);
+        for (byte[] k : keys) {
+            map.put(k, new byte[] {k[3]}, false);
+        }
+        map.lookAheadFrom(0);
+        return map;
+    }
+
+    /** @return {@code keys} in the order a scan returns them */
+    private static List<byte[]> sorted(List<byte[]> keys, boolean descending) {
+        List<byte[]> sorted = new ArrayList<>(keys);
+        sorted.sort(OakCommonTypes.BYTE_ARRAY_COMPARATOR::compareKeys);
+        if (descending) {
+            Collections.reverse(sorted);
+        }
+        return sorted;
     }
 
     /** @return the keys 0 to {@link #PAIRS} - 1, in order, in a list the caller may shuffle */
