@@ -1366,8 +1366,8 @@ public final class Cursor<K, V> {
      * start, see {@link #userReadsPastKeyStart}), where pairs lie in order (so look-ahead is off):
      * loads one byte of each of the key's lines, first to last, each by its own instruction at a
      * fixed offset from the key's start, then the last byte. The reads that follow find the lines
-     * arriving. Without
-     * this, the copy of a 100-byte key was most of a plain iterator's step over keys fed in order:
+     * arriving. Without this, the copy of a 100-byte key was most of a plain iterator's step over
+     * keys fed in order:
      * 114-168 ns a pair against 53-72 with it (JMH {@code ScanBench.oakZcIteratorAscending}, 400K
      * pairs of 100 B / 1 KB fed in key order; the skiplist 37). What the touches do is not a
      * matter of lines alone: the same loads issued from one loop instruction (stride 64) measured
@@ -1406,7 +1406,7 @@ public final class Cursor<K, V> {
         keysTouchedInOrder++;
     }
 
-    /** For tests: the keys {@link #touchKeyIfInOrder} touched before their views' copies. */
+    /** For tests: the keys {@link #touchKeyIfInOrder} touched before they were read whole. */
     long keysTouchedInOrder() {
         return keysTouchedInOrder;
     }

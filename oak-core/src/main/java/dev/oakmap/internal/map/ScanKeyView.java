@@ -26,7 +26,11 @@ final class ScanKeyView implements OakUnscopedBuffer {
     /** Kept reachable with the view: the hazards protecting the slice it reads, if any. */
     @SuppressWarnings({"unused", "FieldCanBeLocal"})
     private Object keepAlive;
-    /** See {@link #reach()}. Written by the user's thread, read by its cursor: the same thread. */
+    /**
+     * See {@link #reach()}. Written by the user's reads, read by the cursor, on the scan's thread;
+     * a plain field, as it is only a hint: a value another thread left stale costs speed, never
+     * correctness.
+     */
     private int reach;
 
     /**
