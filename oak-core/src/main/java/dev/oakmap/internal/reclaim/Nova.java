@@ -2,12 +2,8 @@ package dev.oakmap.internal.reclaim;
 
 import dev.oakmap.internal.memory.BlockAllocator;
 import dev.oakmap.internal.memory.Refs;
-import dev.oakmap.internal.wait.Backoff;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.Arrays;
-import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -20,7 +16,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * <h2>State</h2>
  * <ul>
  * <li>The <b>era</b>, a counter that versions newly allocated slices ({@link #version()}).
- * <li>{@link Participant}s, each an <b>announcement</b>: the slice a writer is writing, or
+ * <li><b>Announcements</b> ({@link Announcements}): the slice a writer is writing, or
  *     {@link Refs#NULL} (the thesis's TAP entry, a hazard pointer used by writers only). A writer
  *     takes a free participant for each write, by a CAS of its announcement from {@code NULL} to
  *     the slice, trying first the one it used last, and frees it when the write ends; so there
@@ -73,49 +69,20 @@ public final class Nova {
     private static final int LISTS =
             Math.max(4, Integer.highestOneBit(Math.max(1, Runtime.getRuntime().availableProcessors()) * 4 - 1));
 
-    private static final VarHandle ANNOUNCED;
-
-    static {
-        try {
-            ANNOUNCED = MethodHandles.lookup().findVarHandle(Participant.class, "announced", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
     private final BlockAllocator allocator;
     private final BlockAllocator.Kind kind;
     private final int batch;
     /** A list's share of {@link #batch}: the length at which it triggers a round. */
     private final int perList;
     private final AtomicInteger era = new AtomicInteger(1);
-    /** Every participant ever added (copy-on-write, grown under {@link #adding}). */
-    private volatile Participant[] participants = new Participant[0];
-    private final ReentrantLock adding = new ReentrantLock();
-    /** Home lists dealt so far (see {@link Home#list}). */
+    /** The slices writers are about to write (the thesis's TAP), which a round keeps listed. */
+    private final Announcements announcements = new Announcements();
+    /** Home lists dealt so far (see {@link #homeList}). */
     private final AtomicInteger homesDealt = new AtomicInteger();
-    /** Each thread's home list, and the participant it used last, tried first by its next write. */
-    private final ThreadLocal<Home> local = ThreadLocal.withInitial(() -> new Home(homesDealt.getAndIncrement()));
+    /** Each thread's home list (see {@link #homeList}). */
+    private final ThreadLocal<Integer> home = ThreadLocal.withInitial(homesDealt::getAndIncrement);
     private final ReleaseList[] lists = new ReleaseList[LISTS];
     private final AtomicLong rounds = new AtomicLong();
-
-    /** An announcement: free while {@link Refs#NULL}, else the slice its writer is writing. */
-    static final class Participant {
-        /** Through {@link #ANNOUNCED}, but written plainly once, before the participant is published. */
-        volatile long announced;
-    }
-
-    /** A thread's state here (a holder, so that changing the participant costs no ThreadLocal.set). */
-    private static final class Home {
-        /** The index of the thread's home release list, modulo the number of lists. */
-        final int list;
-        /** The participant the thread used last. */
-        Participant participant;
-
-        Home(int list) {
-            this.list = list;
-        }
-    }
 
     /** Deleted slices waiting for a round; guarded by {@link #lock}. */
     static final class ReleaseList {
@@ -160,44 +127,6 @@ public final class Nova {
     }
 
     /**
-     * @return a free participant, now announcing {@code ref}: the first free one found, else a
-     *     new one, appended to the array
-     */
-    private Participant lease(long ref) {
-        Participant p = leaseFree(ref);
-        if (p != null) {
-            return p;
-        }
-        adding.lock();
-        try {
-            p = leaseFree(ref); // writers that queued here look again: others may have finished meanwhile
-            if (p != null) {
-                return p;
-            }
-            Participant[] all = participants;
-            p = new Participant();
-            p.announced = ref; // taken before anyone can see it
-            Participant[] grown = Arrays.copyOf(all, all.length + 1);
-            grown[all.length] = p;
-            participants = grown; // volatile: a round that reads the array from now on sees p
-            ANNOUNCED.setVolatile(p, ref); // the full fence that the other paths get from their CAS
-            return p;
-        } finally {
-            adding.unlock();
-        }
-    }
-
-    /** @return a participant that was free, taken with a CAS to announce {@code ref}, or null */
-    private Participant leaseFree(long ref) {
-        for (Participant p : participants) {
-            if ((long) ANNOUNCED.getOpaque(p) == Refs.NULL && ANNOUNCED.compareAndSet(p, Refs.NULL, ref)) {
-                return p;
-            }
-        }
-        return null;
-    }
-
-    /**
      * Advances the era, so that slices allocated from now on get a version that no earlier
      * reference carries.
      *
@@ -214,15 +143,7 @@ public final class Nova {
      * writer that announced before reading it has withdrawn, and later ones see the era.
      */
     void awaitWritersOutside(int blockId) {
-        for (Participant p : participants) { // volatile read of the array, after the caller's store
-            for (int spins = 0; inBlock((long) ANNOUNCED.getVolatile(p), blockId); spins++) {
-                Backoff.pause(spins); // a writer between its announcement and its check
-            }
-        }
-    }
-
-    private static boolean inBlock(long announced, int blockId) {
-        return announced != Refs.NULL && Refs.blockId(announced) == blockId;
+        announcements.awaitOutside(blockId);
     }
 
     /** @return the version for a slice allocated now: the era, in the 27 bits a reference holds (never 0) */
@@ -238,11 +159,7 @@ public final class Nova {
      * {@link #withdraw} of the same reference.
      */
     public void announce(long ref) {
-        Home home = local.get();
-        Participant p = home.participant;
-        if (p == null || !ANNOUNCED.compareAndSet(p, Refs.NULL, ref)) {
-            home.participant = lease(ref);
-        }
+        announcements.announce(ref);
     }
 
     /**
@@ -252,18 +169,7 @@ public final class Nova {
      * @throws IllegalStateException if no participant announces {@code ref} (a bug)
      */
     public void withdraw(long ref) {
-        Participant p = local.get().participant;
-        if (p != null && (long) ANNOUNCED.getOpaque(p) == ref) { // held since announce: nobody else writes it
-            ANNOUNCED.setRelease(p, Refs.NULL);
-            return;
-        }
-        // a nested write took another participant: free any announcing ref (see the class comment)
-        for (Participant q : participants) {
-            if ((long) ANNOUNCED.getOpaque(q) == ref && ANNOUNCED.compareAndSet(q, ref, Refs.NULL)) {
-                return;
-            }
-        }
-        throw new IllegalStateException("withdrawing a slice that no participant announces");
+        announcements.withdraw(ref);
     }
 
     /** Queues a deleted slice of {@code bytes} bytes for reuse, running a round if its list is full. */
@@ -300,7 +206,7 @@ public final class Nova {
 
     /** @return the index of the calling thread's home release list */
     int homeList() {
-        return local.get().list & (lists.length - 1);
+        return home.get() & (lists.length - 1);
     }
 
     /** Runs a reclamation round now, over every list (waiting for each list's lock in turn). */
@@ -345,7 +251,7 @@ public final class Nova {
     /** One round over the lists whose locks the caller holds ({@code held}). */
     private void round(boolean[] held) {
         era.incrementAndGet(); // after every listed slice was allocated and deleted (see the class comment)
-        Set<Long> announced = announcements(participants); // volatile read, after the increment
+        Set<Long> announced = announcements.snapshot(); // volatile reads, after the increment
         for (int i = 0; i < lists.length; i++) {
             if (held[i]) {
                 freeUnannounced(lists[i], announced);
@@ -360,17 +266,6 @@ public final class Nova {
                 lists[i].lock.unlock();
             }
         }
-    }
-
-    private static Set<Long> announcements(Participant[] all) {
-        Set<Long> out = new HashSet<>();
-        for (Participant p : all) {
-            long a = (long) ANNOUNCED.getVolatile(p);
-            if (a != Refs.NULL) {
-                out.add(Refs.withAux(a, 0));
-            }
-        }
-        return out;
     }
 
     private void freeUnannounced(ReleaseList list, Set<Long> announced) {
@@ -408,7 +303,12 @@ public final class Nova {
 
     /** @return participants added so far: at most the writes that were in progress at once */
     public int participants() {
-        return participants.length;
+        return announcements.count();
+    }
+
+    /** @return the writers' announcements (for tests) */
+    Announcements announcements() {
+        return announcements;
     }
 
     /** @return the number of release lists */
