@@ -92,8 +92,12 @@ class ReclamationTest {
                     out.add(Arguments.of(k, v, seed, 1 << 20));
                 }
             }
-            // Nova keys and values in small blocks: blocks whose slices are all free are reused whole
+            // small blocks, where blocks whose slices are all free are reused whole: Nova, and
+            // lock-based keys or values, whose lockers CAS headers a stale reference may point at
             out.add(Arguments.of(N, N, seed, SMALL_BLOCKS));
+            out.add(Arguments.of(L, L, seed, SMALL_BLOCKS));
+            out.add(Arguments.of(N, L, seed, SMALL_BLOCKS));
+            out.add(Arguments.of(L, N, seed, SMALL_BLOCKS));
         }
         return out.stream();
     }

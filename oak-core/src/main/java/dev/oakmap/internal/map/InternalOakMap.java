@@ -16,7 +16,6 @@ import dev.oakmap.internal.index.ChunkIndex;
 import dev.oakmap.internal.memory.BlockAllocator;
 import dev.oakmap.internal.memory.BlockPool;
 import dev.oakmap.internal.memory.Refs;
-import dev.oakmap.internal.reclaim.OptimisticSlices;
 import dev.oakmap.internal.reclaim.SliceManager;
 import dev.oakmap.internal.wait.HeldLocks;
 
@@ -79,8 +78,9 @@ public final class InternalOakMap<K, V> {
     public static final String PLACE_PAIRS_PROPERTY = "oak.placePairs";
     /**
      * {@code -Doak.reuseBlocks=false} keeps the allocator from reusing blocks whose slices are all
-     * free as fresh memory (see {@link OptimisticSlices}, "Blocks reused whole"); on by default
-     * where it applies (Nova values, keys not lock-based).
+     * free as fresh memory (see {@link SliceManager#reuseWholeBlocks}); on by default wherever keys
+     * or values are freed (every scheme but grow-only), so that memory freed by values of one size
+     * serves values of another.
      */
     public static final String REUSE_BLOCKS_PROPERTY = "oak.reuseBlocks";
     /**
@@ -155,9 +155,8 @@ public final class InternalOakMap<K, V> {
         this.valueSerializer = valueSerializer;
         this.deserializer = b -> Codec.deserialize(valueSerializer, b);
         this.values = SliceManager.create(valueScheme, allocator, BlockAllocator.Kind.VALUE);
-        if (values instanceof OptimisticSlices optimistic && optimistic.reclaims() && keyScheme != MemoryScheme.LOCK_BASED
-                && !"false".equals(System.getProperty(REUSE_BLOCKS_PROPERTY))) {
-            optimistic.reuseWholeBlocks(); // not with lock-based keys: their headers a stale reference would lock
+        if ((values.reclaims() || keys.slices().reclaims()) && !"false".equals(System.getProperty(REUSE_BLOCKS_PROPERTY))) {
+            SliceManager.reuseWholeBlocks(allocator, keys.slices(), values);
         }
         this.liveValues = values::isLive;
         this.index = new ChunkIndex(Chunk.empty(Rebalancer.slotsFor(0, chunkCapacity, rebalanceRatio)));

@@ -64,8 +64,9 @@ import java.util.function.LongUnaryOperator;
  * any new block is mapped, so memory freed by one size serves every size. This breaks the rule
  * above (a position that was a slice start may now hold payload), so it is for owners that can
  * tell a reference into a block's old layout from one into its new layout: the allocator tells
- * them ({@link ReuseGuard}) before it hands out the first slice of the new layout (Nova values do,
- * with a layout era per block: {@code OptimisticSlices}, "Blocks reused whole"). The
+ * them ({@link ReuseGuard}) before it hands out the first slice of the new layout (Nova and
+ * lock-based slices do, with a layout era per block: {@code OptimisticSlices} and
+ * {@code LockBasedSlices}, "Blocks reused whole"). The
  * bookkeeping, a word per block with its free bytes and a generation that tags its free-list
  * entries, is described in {@link WholeBlockReuse}. Blocks that held a salvaged region keep its
  * tombstone and are never recycled.

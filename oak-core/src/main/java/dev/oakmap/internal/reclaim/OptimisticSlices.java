@@ -8,7 +8,6 @@ import dev.oakmap.internal.memory.Refs;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
@@ -92,13 +91,6 @@ public final class OptimisticSlices extends SliceManager {
 
     /** Null for grow-only: deleted slices stay deleted. */
     private final Nova nova;
-    /**
-     * Each block's layout era (0: never reused), or null while blocks are not reused whole. Set
-     * once, before the first allocation.
-     */
-    private int[] layouts;
-    private static final VarHandle LAYOUT = MethodHandles.arrayElementVarHandle(int[].class);
-
     OptimisticSlices(BlockAllocator allocator, BlockAllocator.Kind kind, Nova nova) {
         super(allocator, kind);
         this.nova = nova;
@@ -107,38 +99,22 @@ public final class OptimisticSlices extends SliceManager {
     @Override public MemoryScheme scheme() { return nova == null ? MemoryScheme.GROW_ONLY : MemoryScheme.NOVA; }
 
     /**
-     * Lets the allocator reuse blocks whose slices are all free as fresh memory (see "Blocks
-     * reused whole"). Only for Nova values, and only where every other slice in the allocator's
-     * blocks is validated without its bytes (Nova keys, checked through their chunk). Call before
-     * the first allocation.
+     * Nova values can live in blocks reused whole (see "Blocks reused whole"); grow-only ones
+     * need no guard, as they are never freed and so keep their blocks from ever being all free.
      */
-    public void reuseWholeBlocks() {
+    @Override
+    BlockAllocator.ReuseGuard prepareWholeBlockReuse() {
         if (nova == null) {
-            throw new IllegalStateException("only Nova values can live in reused blocks");
+            return null;
         }
-        layouts = new int[Refs.MAX_BLOCK_ID + 1];
-        allocator.reuseWholeBlocks(this::beforeReuse);
+        trackLayouts();
+        return this::beforeReuse;
     }
 
     /** The allocator's guard: see "Blocks reused whole". */
     private void beforeReuse(int blockId) {
-        int era = nova.advanceEra();
-        LAYOUT.setVolatile(layouts, blockId, era); // before the announcements are read
+        publishLayout(blockId, nova.advanceEra()); // before the announcements are read
         nova.awaitWritersOutside(blockId);
-    }
-
-    /**
-     * @return true if {@code ref} points into an earlier layout of a block reused whole (an
-     *     acquire load, after the caller's read of the state word)
-     */
-    private boolean staleLayout(long ref) {
-        int[] l = layouts;
-        if (l == null) {
-            return false;
-        }
-        int era = (int) LAYOUT.getAcquire(l, Refs.blockId(ref));
-        int behind = (era - Refs.aux(ref)) & Refs.MAX_AUX; // how many eras the version lags the layout
-        return era != 0 && behind != 0 && behind < 1 << 26;
     }
 
     @Override public boolean reclaims() { return nova != null; }
@@ -320,7 +296,7 @@ public final class OptimisticSlices extends SliceManager {
     public long beginMove(long ref) {
         MemorySegment seg = allocator.segment(ref);
         long off = stateOffset(ref);
-        boolean announced = layouts != null; // only a block reused whole needs it
+        boolean announced = tracksLayouts(); // only a block reused whole needs it
         if (announced) {
             nova.announce(ref); // as lockWrite: its CAS must not reach a block reused meanwhile
         }

@@ -7,7 +7,9 @@ import dev.oakmap.internal.wait.Backoff;
 import dev.oakmap.internal.wait.HeldLocks;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Arrays;
 
 /**
  * The memory-management seam: how off-heap slices (keys or values) are allocated, read, written,
@@ -56,6 +58,89 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
     SliceManager(BlockAllocator allocator, BlockAllocator.Kind kind) {
         this.allocator = allocator;
         this.kind = kind;
+    }
+
+    // ------------------------------------------------------------------ blocks reused whole
+
+    /**
+     * Each block's layout era (0: never reused), or null while blocks are not reused whole. Set
+     * once, before the first allocation. A manager whose slices have a header that a stale
+     * reference reads keeps it (see {@link #prepareWholeBlockReuse}).
+     */
+    private int[] layouts;
+    private static final VarHandle LAYOUT = MethodHandles.arrayElementVarHandle(int[].class);
+
+    /**
+     * Lets the allocator reuse blocks whose slices are all free as fresh memory
+     * ({@code BlockAllocator}, "Whole free blocks") for the slices of every manager given, each
+     * sharing {@code allocator}: each is told before a block is carved again, in turn. Call from
+     * the managers' owner, before the first allocation.
+     */
+    public static void reuseWholeBlocks(BlockAllocator allocator, SliceManager... managers) {
+        BlockAllocator.ReuseGuard[] guards = new BlockAllocator.ReuseGuard[managers.length];
+        int n = 0;
+        for (SliceManager m : managers) {
+            BlockAllocator.ReuseGuard g = m.prepareWholeBlockReuse();
+            if (g != null) {
+                guards[n++] = g;
+            }
+        }
+        BlockAllocator.ReuseGuard[] all = Arrays.copyOf(guards, n);
+        allocator.reuseWholeBlocks(blockId -> {
+            for (BlockAllocator.ReuseGuard g : all) {
+                g.beforeReuse(blockId);
+            }
+        });
+    }
+
+    /** {@link #reuseWholeBlocks(BlockAllocator, SliceManager...)} for this manager alone. */
+    public final void reuseWholeBlocks() {
+        reuseWholeBlocks(allocator, this);
+    }
+
+    /**
+     * Makes this manager's slices safe in blocks reused whole.
+     *
+     * @return what to do before a block whose slices were all freed is carved again, or null if
+     *     nothing is needed: slices that are never freed keep their blocks from being all free, and
+     *     slices without a header are validated without their bytes (Nova keys, through their chunk)
+     */
+    BlockAllocator.ReuseGuard prepareWholeBlockReuse() {
+        return null;
+    }
+
+    /** Starts keeping a layout era per block (from {@link #prepareWholeBlockReuse}). */
+    final void trackLayouts() {
+        layouts = new int[Refs.MAX_BLOCK_ID + 1];
+    }
+
+    /** @return true if this manager keeps layout eras: its slices may lie in blocks reused whole */
+    final boolean tracksLayouts() {
+        return layouts != null;
+    }
+
+    /**
+     * Publishes {@code era} as the layout era of block {@code blockId} (a volatile store, before
+     * the caller reads the announcements): every reference into the block whose version is below
+     * it belongs to an earlier layout.
+     */
+    final void publishLayout(int blockId, int era) {
+        LAYOUT.setVolatile(layouts, blockId, era);
+    }
+
+    /**
+     * @return true if {@code ref} points into an earlier layout of a block reused whole (an
+     *     acquire load, after the caller's read of the state word): its version lags the block's
+     *     layout era, wrap-aware over a window of 2^26 versions
+     */
+    final boolean staleLayout(long ref) {
+        int[] l = layouts;
+        if (l == null) {
+            return false;
+        }
+        int era = (int) LAYOUT.getAcquire(l, Refs.blockId(ref));
+        int behind = (era - Refs.aux(ref)) & Refs.MAX_AUX; // how many versions the reference lags the layout
+        return era != 0 && behind != 0 && behind < 1 << 26;
     }
 
     /**

@@ -19,10 +19,11 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Linearizability of Nova values while whole blocks are reused within the scenario
- * ({@link OptimisticSlices#reuseWholeBlocks}), the case the layout era exists for. Each of two
+ * ({@link SliceManager#reuseWholeBlocks}), the case the layout era exists for; lock-based slices
+ * are checked the same way by {@link LockBasedBlockReuseLincheckTest}. Each of two
  * cells (8-byte counters) fills the rest of a 4 KiB block after a freed 16-byte slice, so that
  * deleting a cell empties its block: with a reclamation batch of 1 the deletion's round frees it
- * and the allocator recycles the block. The churn operation then allocates a slice over a whole
+ * (lock-based slices are freed at once) and the allocator recycles the block. The churn operation then allocates a slice over a whole
  * block, the recycled one when there is one, and writes where each cell's header was the live
  * state word the cell's reference expects, its length, and {@link #FOREIGN} where its counter
  * was: payload that passes every check but the layout era's. The specification is that of
@@ -30,7 +31,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * its reference never see the churn's bytes, and never write into them.
  *
  * <p>Checked to fail, in both modes, when no operation checks the era (reads then return the
- * churn's bytes). A read that began before the reuse and is judged by {@code readEnd} alone is
+ * churn's bytes); for lock-based slices, also when lockers do not announce before their CAS. A read that began before the reuse and is judged by {@code readEnd} alone is
  * a narrower window that these runs do not reliably reach; {@code BlocksReusedWholeTest} pins it.
  */
 @ExtendWith(WarmBlocksOff.class)
@@ -44,7 +45,7 @@ public class BlockReuseLincheckTest {
     private static final AtomicReference<BlockAllocator> LAST = new AtomicReference<>();
 
     private final BlockAllocator allocator = open();
-    private final OptimisticSlices slices = reusing(allocator);
+    private final SliceManager slices = reusing(allocator);
     private final long[] cells = {cell(10), cell(20)};
 
     private static BlockAllocator open() {
@@ -56,11 +57,17 @@ public class BlockReuseLincheckTest {
         return a;
     }
 
-    private static OptimisticSlices reusing(BlockAllocator a) {
-        OptimisticSlices s = new OptimisticSlices(a, BlockAllocator.Kind.VALUE, new Nova(a, BlockAllocator.Kind.VALUE, 1));
+    private SliceManager reusing(BlockAllocator a) {
+        SliceManager s = slices(a);
         s.reuseWholeBlocks();
         return s;
     }
+
+    /** @return the slices under test, over {@code a} (called from the constructor) */
+    SliceManager slices(BlockAllocator a) {
+        return new OptimisticSlices(a, BlockAllocator.Kind.VALUE, new Nova(a, BlockAllocator.Kind.VALUE, 1));
+    }
+
 
     /** A cell of the rest of a fresh block, after a 16-byte slice that is freed at once. */
     private long cell(long value) {
@@ -140,7 +147,7 @@ public class BlockReuseLincheckTest {
                 .actorsBefore(1)
                 .actorsAfter(1)
                 .sequentialSpecification(Spec.class)
-                .check(BlockReuseLincheckTest.class);
+                .check(getClass());
     }
 
     @Test
@@ -153,6 +160,6 @@ public class BlockReuseLincheckTest {
                 .actorsBefore(1)
                 .actorsAfter(1)
                 .sequentialSpecification(Spec.class)
-                .check(BlockReuseLincheckTest.class);
+                .check(getClass());
     }
 }
