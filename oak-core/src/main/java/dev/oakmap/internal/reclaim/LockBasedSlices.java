@@ -158,14 +158,24 @@ public final class LockBasedSlices extends SliceManager {
 
     @Override
     public long readBegin(long ref) {
+        return lock(ref, false);
+    }
+
+    /**
+     * Takes the read or the write lock of {@code ref}, announcing it first while blocks are reused
+     * whole (see "Blocks reused whole").
+     *
+     * @return the locked state, or {@link #GONE}
+     */
+    private long lock(long ref, boolean write) {
         MemorySegment seg = allocator.segment(ref);
         long off = stateOffset(ref);
         Announcements a = announcements;
         if (a != null) {
-            a.announce(ref); // a full fence: the layout era below is read after it
+            a.announce(ref); // a full fence: the layout era in the loop is read after it
         }
         try {
-            return lockRead(seg, off, ref);
+            return write ? lockWrite(seg, off, ref) : lockRead(seg, off, ref);
         } finally {
             if (a != null) {
                 a.withdraw(ref); // locked or not, the CAS is over
@@ -202,19 +212,7 @@ public final class LockBasedSlices extends SliceManager {
 
     @Override
     public long lockWrite(long ref) {
-        MemorySegment seg = allocator.segment(ref);
-        long off = stateOffset(ref);
-        Announcements a = announcements;
-        if (a != null) {
-            a.announce(ref); // a full fence: the layout era below is read after it
-        }
-        try {
-            return lockWrite(seg, off, ref);
-        } finally {
-            if (a != null) {
-                a.withdraw(ref); // locked or not, the CAS is over
-            }
-        }
+        return lock(ref, true);
     }
 
     private long lockWrite(MemorySegment seg, long off, long ref) {

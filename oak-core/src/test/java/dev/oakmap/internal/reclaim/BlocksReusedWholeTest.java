@@ -11,9 +11,13 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -39,13 +43,20 @@ class BlocksReusedWholeTest {
     private record Emptied(BlockAllocator allocator, Nova nova, SliceManager slices, Announcements announcements,
                            List<Long> old, int block) {}
 
-    private static Emptied fullBlock(MemoryScheme scheme) {
+    /** Slices of {@code scheme} in 4 KiB blocks reused whole (Nova with a reclamation batch of 1). */
+    private static SliceManager reusing(MemoryScheme scheme) {
         BlockAllocator a = new BlockAllocator(BlockPool.shared(), BLOCK, 1 << 20);
-        Nova nova = scheme == MemoryScheme.NOVA ? new Nova(a, BlockAllocator.Kind.VALUE, 1) : null;
-        SliceManager slices = nova != null
-                ? new OptimisticSlices(a, BlockAllocator.Kind.VALUE, nova)
+        SliceManager slices = scheme == MemoryScheme.NOVA
+                ? new OptimisticSlices(a, BlockAllocator.Kind.VALUE, new Nova(a, BlockAllocator.Kind.VALUE, 1))
                 : new LockBasedSlices(a, BlockAllocator.Kind.VALUE);
         slices.reuseWholeBlocks();
+        return slices;
+    }
+
+    private static Emptied fullBlock(MemoryScheme scheme) {
+        SliceManager slices = reusing(scheme);
+        BlockAllocator a = slices.allocator;
+        Nova nova = slices instanceof OptimisticSlices o ? o.nova() : null;
         Announcements announcements = nova != null ? nova.announcements() : ((LockBasedSlices) slices).announcements();
         List<Long> old = new ArrayList<>();
         long ref = slices.allocate(DATA);
@@ -156,22 +167,18 @@ class BlocksReusedWholeTest {
     @ParameterizedTest
     @EnumSource(value = MemoryScheme.class, names = {"NOVA", "LOCK_BASED"})
     void lockersNeverTakeALockInAReusedBlock(MemoryScheme scheme) throws Exception {
-        BlockAllocator a = new BlockAllocator(BlockPool.shared(), BLOCK, 1 << 20);
-        Nova nova = scheme == MemoryScheme.NOVA ? new Nova(a, BlockAllocator.Kind.VALUE, 1) : null;
-        SliceManager slices = nova != null
-                ? new OptimisticSlices(a, BlockAllocator.Kind.VALUE, nova)
-                : new LockBasedSlices(a, BlockAllocator.Kind.VALUE);
-        slices.reuseWholeBlocks();
-        java.util.concurrent.atomic.AtomicReference<long[]> current = new java.util.concurrent.atomic.AtomicReference<>(new long[0]);
-        java.util.concurrent.atomic.AtomicInteger deletedRound = new java.util.concurrent.atomic.AtomicInteger(-1);
-        java.util.concurrent.atomic.AtomicReference<String> failure = new java.util.concurrent.atomic.AtomicReference<>();
-        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
-        boolean optimistic = nova != null;
+        SliceManager slices = reusing(scheme);
+        BlockAllocator a = slices.allocator;
+        AtomicReference<long[]> current = new AtomicReference<>(new long[0]);
+        AtomicInteger deletedRound = new AtomicInteger(-1);
+        AtomicReference<String> failure = new AtomicReference<>();
+        AtomicBoolean stop = new AtomicBoolean();
+        boolean optimistic = scheme == MemoryScheme.NOVA;
         List<Thread> lockers = new ArrayList<>();
         for (int t = 0; t < 8; t++) {
             long seed = t;
             lockers.add(Thread.ofPlatform().start(() -> {
-                java.util.SplittableRandom rnd = new java.util.SplittableRandom(seed);
+                SplittableRandom rnd = new SplittableRandom(seed);
                 while (!stop.get() && failure.get() == null) {
                     long[] refs = current.get();
                     if (refs.length == 0) {
