@@ -360,9 +360,9 @@ class SomarConcurrencyTest {
      * neighbours would put old header positions under payload, which a stale pointer could take
      * for a live header; the only remedy the allocator has, reusing whole free blocks with a
      * layout era per block ({@code SliceManager#reuseWholeBlocks}), needs whole blocks to empty,
-     * which this churn rarely does: SOMAR managers do not turn it on, and a trial that did (NOVA,
-     * 2026-11-28) still failed here, at round 347 of 1,000. Not fixable in place without a design
-     * change.
+     * which this churn rarely does: a population replaced in order refills a block's freed slices
+     * before the block empties (with it on for SOMAR managers since 2026-11-28, NOVA still failed
+     * here, at round 347 of 1,000). Not fixable in place without a design change.
      *
      * <p>It is a matter of scale, measured 2026-11-27 with a throwaway driver doing this test's
      * churn (sizes 0-2,000 bytes, NOVA): ten times the population in ten times the capacity

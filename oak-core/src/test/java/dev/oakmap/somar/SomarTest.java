@@ -7,6 +7,9 @@ import dev.oakmap.OakOutOfMemoryException;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -96,5 +99,60 @@ class SomarTest {
         OakClosedException closed = assertThrows(OakClosedException.class, () -> m.allocate(8));
         assertTrue(closed.getMessage().contains("SOMAR"), closed.getMessage()); // not "this Oak map"
         assertThrows(OakClosedException.class, () -> m.read(p, b -> 0));
+    }
+
+    /**
+     * Memory freed by slices of one size serves slices of another: a manager filled with 100-byte
+     * slices, emptied, then filled with 1,000-byte ones holds about as many bytes again (blocks
+     * whose slices are all free are reused whole). Before 2026-11-28 no 1,000-byte slice fit at
+     * all. Pointers to the deleted slices still throw, their blocks now holding other slices,
+     * whose bytes they never change.
+     */
+    @ParameterizedTest
+    @EnumSource(value = MemoryScheme.class, names = {"NOVA", "LOCK_BASED"})
+    void memoryFreedBySlicesOfOneSizeServesSlicesOfAnother(MemoryScheme scheme) {
+        long capacity = 16L << 20;
+        try (Somar m = Somar.create(scheme, capacity)) {
+            int[] sizes = {100, 1_000, 100, 3_000};
+            long firstBytes = 0;
+            List<Long> stale = new ArrayList<>();
+            List<Long> live = new ArrayList<>();
+            for (int phase = 0; phase < sizes.length; phase++) {
+                int size = sizes[phase];
+                live.clear();
+                try {
+                    while (true) {
+                        long p = m.allocate(size);
+                        long mark = phase * 1_000_000_000L + live.size();
+                        m.writePrivate(p, b -> b.putLong(0, mark));
+                        live.add(p);
+                    }
+                } catch (OakOutOfMemoryException expected) {
+                    // full
+                }
+                long bytes = (long) live.size() * size;
+                if (phase == 0) {
+                    firstBytes = bytes;
+                    assertTrue(bytes > capacity / 2, "the first fill held " + bytes + " bytes of " + capacity);
+                } else {
+                    assertTrue(bytes > 0.9 * firstBytes, "fill " + phase + " of " + size + "-byte slices held "
+                            + bytes + " bytes, the first " + firstBytes);
+                }
+                for (long p : stale) {
+                    assertThrows(DeletedMemoryAccessException.class, () -> m.read(p, b -> b.getLong(0)));
+                    assertThrows(DeletedMemoryAccessException.class, () -> m.write(p, b -> b.putLong(0, -1)));
+                    assertFalse(m.delete(p));
+                }
+                for (int i = 0; i < live.size(); i++) {
+                    long mark = phase * 1_000_000_000L + i;
+                    assertEquals(mark, (long) m.read(live.get(i), b -> b.getLong(0)), "slice " + i + " of fill " + phase);
+                    assertTrue(m.delete(live.get(i)));
+                }
+                stale.clear();
+                for (int i = 0; i < live.size(); i += 97) { // a sample: every read of a stale pointer is checked
+                    stale.add(live.get(i));
+                }
+            }
+        }
     }
 }

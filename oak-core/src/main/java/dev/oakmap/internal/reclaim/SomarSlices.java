@@ -35,6 +35,12 @@ public final class SomarSlices implements Somar {
         Objects.requireNonNull(scheme, "scheme");
         this.allocator = new BlockAllocator(BlockPool.shared(), Math.min(BLOCK_SIZE, Math.max(4096, capacityBytes)), capacityBytes);
         this.slices = SliceManager.create(scheme, allocator, BlockAllocator.Kind.VALUE);
+        if (slices.reclaims()) {
+            // memory freed by slices of one size serves any size once a whole block is free; a
+            // read through a stale pointer may then meet payload where its header was, which the
+            // layout era fails (and read's function runs on such bytes only to be judged after)
+            slices.reuseWholeBlocks();
+        }
         this.release = allocator.closeWhenUnreachable(this);
     }
 
