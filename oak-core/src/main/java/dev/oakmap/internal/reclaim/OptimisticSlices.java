@@ -100,7 +100,9 @@ public final class OptimisticSlices extends SliceManager {
 
     /**
      * Nova values can live in blocks reused whole (see "Blocks reused whole"); grow-only ones
-     * need no guard, as they are never freed and so keep their blocks from ever being all free.
+     * need no guard: a published one is never freed, so its block is never all free, and a private
+     * one given back ({@link #discard}) was never seen by another thread, so no stale reference
+     * to it exists.
      */
     @Override
     BlockAllocator.ReuseGuard prepareWholeBlockReuse() {

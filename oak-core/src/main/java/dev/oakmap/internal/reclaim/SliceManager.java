@@ -102,8 +102,9 @@ public abstract sealed class SliceManager permits OptimisticSlices, LockBasedSli
      * Makes this manager's slices safe in blocks reused whole.
      *
      * @return what to do before a block whose slices were all freed is carved again, or null if
-     *     nothing is needed: slices that are never freed keep their blocks from being all free, and
-     *     slices without a header are validated without their bytes (Nova keys, through their chunk)
+     *     nothing is needed: published slices that are never freed keep their blocks from being all
+     *     free (private ones given back leave no stale reference), and slices without a header are
+     *     validated without their bytes (Nova keys, through their chunk)
      */
     BlockAllocator.ReuseGuard prepareWholeBlockReuse() {
         return null;
