@@ -107,6 +107,15 @@ public record MapKind(String name, String description, boolean offHeap, boolean 
     public static final MapKind OAK_ZC_NOVA_VALUES =
             oakWithSchemes("oak-zc-novavalues", MemoryScheme.GROW_ONLY, MemoryScheme.NOVA);
 
+    /**
+     * Oak (zero-copy API, default schemes) ordered by a comparator of its user's own, one that
+     * offers no key prefix ({@code OakComparator.keyPrefix}): every search step then compares an
+     * off-heap key. What a user who writes a comparator and skips the optional prefix gets.
+     */
+    public static final MapKind OAK_ZC_NO_PREFIX = new MapKind("oak-zc-noprefix",
+            "OakMap through zc(), with a byte[] comparator that offers no key prefix (a user's own comparator)",
+            true, false, OAK_ZC.runAs, false, OakBenchMap::zeroCopyWithoutPrefixes, OakBenchMap.version());
+
     /** The maps the quick and paper presets compare (the memory-scheme variants have their own preset). */
     public static final List<MapKind> MAIN = List.of(OAK_ZC, OAK_LEGACY, CSLM, MAPDB, CSLM_OFFHEAP);
 
@@ -120,7 +129,7 @@ public record MapKind(String name, String description, boolean offHeap, boolean 
 
     /** Every registered map, in report order. */
     public static final List<MapKind> ALL = List.of(OAK_ZC, OAK_LEGACY, CSLM, MAPDB, CSLM_OFFHEAP,
-            OAK_ZC_NOVA, OAK_ZC_GROW_ONLY, OAK_ZC_LOCK, OAK_ZC_NOVA_VALUES);
+            OAK_ZC_NOVA, OAK_ZC_GROW_ONLY, OAK_ZC_LOCK, OAK_ZC_NOVA_VALUES, OAK_ZC_NO_PREFIX);
 
     /** @return the map called {@code name} (case-insensitive) */
     public static MapKind byName(String name) {

@@ -1,6 +1,7 @@
 package dev.oakmap.bench.harness;
 
 import dev.oakmap.DeletedMemoryAccessException;
+import dev.oakmap.OakComparator;
 import dev.oakmap.OakMap;
 import dev.oakmap.MemoryScheme;
 import dev.oakmap.OakMapBuilder;
@@ -54,8 +55,13 @@ final class OakBenchMap implements BenchMap {
     private final boolean zc;
 
     private OakBenchMap(long capacity, boolean zc, MemoryScheme keys, MemoryScheme values) {
+        this(capacity, zc, keys, values, OakCommonTypes.BYTE_ARRAY_COMPARATOR);
+    }
+
+    private OakBenchMap(long capacity, boolean zc, MemoryScheme keys, MemoryScheme values,
+                        OakComparator<byte[]> comparator) {
         OakMapBuilder<byte[], byte[]> b = new OakMapBuilder<>(OakCommonTypes.BYTE_ARRAY_SERIALIZER,
-                OakCommonTypes.BYTE_ARRAY_SERIALIZER, OakCommonTypes.BYTE_ARRAY_COMPARATOR);
+                OakCommonTypes.BYTE_ARRAY_SERIALIZER, comparator);
         if (capacity > 0) {
             b.memoryCapacity(capacity);
         }
@@ -88,6 +94,36 @@ final class OakBenchMap implements BenchMap {
     static BenchMap legacy(long capacity) {
         return new OakBenchMap(capacity, false, OakMapBuilder.DEFAULT_KEY_MEMORY, OakMapBuilder.DEFAULT_VALUE_MEMORY);
     }
+
+    /**
+     * @return an Oak map driven through its zero-copy API whose comparator orders keys as
+     *     {@code oak-zc}'s does but offers no key prefix, as a comparator a user writes without
+     *     the optional {@code keyPrefix} would
+     */
+    static BenchMap zeroCopyWithoutPrefixes(long capacity) {
+        return new OakBenchMap(capacity, true, OakMapBuilder.DEFAULT_KEY_MEMORY, OakMapBuilder.DEFAULT_VALUE_MEMORY,
+                WITHOUT_PREFIXES);
+    }
+
+    /** The unsigned byte order of {@code oak-zc}'s comparator, without its key prefixes. */
+    private static final OakComparator<byte[]> WITHOUT_PREFIXES = new OakComparator<>() {
+        private final OakComparator<byte[]> order = OakCommonTypes.BYTE_ARRAY_COMPARATOR;
+
+        @Override
+        public int compareKeys(byte[] key1, byte[] key2) {
+            return order.compareKeys(key1, key2);
+        }
+
+        @Override
+        public int compareSerializedKeys(OakScopedReadBuffer serializedKey1, OakScopedReadBuffer serializedKey2) {
+            return order.compareSerializedKeys(serializedKey1, serializedKey2);
+        }
+
+        @Override
+        public int compareKeyAndSerializedKey(byte[] key, OakScopedReadBuffer serializedKey) {
+            return order.compareKeyAndSerializedKey(key, serializedKey);
+        }
+    };
 
     /** @return a factory of zero-copy Oak maps with the given memory schemes for keys and values */
     static LongFunction<BenchMap> zeroCopy(MemoryScheme keys, MemoryScheme values) {
