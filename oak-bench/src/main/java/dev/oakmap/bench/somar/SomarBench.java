@@ -48,13 +48,15 @@ public final class SomarBench {
 
     static final String RESULT_PREFIX = "SOMAR-RESULT ";
     static final List<String> ALL_SCHEMES = List.of("nova", "ebr", "he", "lock", "grow-only", "heap");
+    /** The structures the benchmark builds ({@link BenchTarget#create}). */
+    static final List<String> ALL_STRUCTURES = List.of("ll", "cslm");
 
     private SomarBench() {
     }
 
     /** The command line. */
     static final class Options {
-        List<String> structures = List.of("ll", "cslm");
+        List<String> structures = ALL_STRUCTURES;
         List<String> schemes = ALL_SCHEMES;
         List<SomarPoint.Mix> mixes = List.of(SomarPoint.Mix.values());
         int[] threads = {1, 2};
@@ -156,6 +158,11 @@ public final class SomarBench {
                     case "out" -> o.out = Path.of(v);
                     case "rep" -> o.childRep = Integer.parseInt(v);
                     default -> throw new IllegalArgumentException("unknown option " + a + "\n" + HELP);
+                }
+            }
+            for (String s : o.structures) {
+                if (!ALL_STRUCTURES.contains(s)) { // here, before any point runs: each child would fail on it
+                    throw new IllegalArgumentException("unknown structure '" + s + "' (" + String.join(", ", ALL_STRUCTURES) + ")");
                 }
             }
             for (String s : o.schemes) {
