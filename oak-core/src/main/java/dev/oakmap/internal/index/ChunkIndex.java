@@ -18,10 +18,21 @@ import dev.oakmap.internal.chunk.KeyOps;
  * a chain of nodes. The array also answers "the chunk before this one" for descending scans.
  */
 public final class ChunkIndex {
-    /** One immutable version of the index: the chunks and, beside them, their min-key prefixes. */
-    private record Snapshot(Chunk[] chunks, long[] prefixes) {
+    /**
+     * One immutable version of the index: the chunks and, beside them, their min-key prefixes and
+     * min-key references. A search step that its prefix cannot decide reads the key reference
+     * from the array, so the key's miss does not wait for the chunk object's; the chunk is read
+     * too, to validate the key, but in parallel with it.
+     */
+    private record Snapshot(Chunk[] chunks, long[] prefixes, long[] minKeys) {
         static Snapshot of(Chunk[] chunks) {
-            return new Snapshot(chunks, prefixesOf(chunks));
+            long[] p = new long[chunks.length];
+            long[] k = new long[chunks.length];
+            for (int i = 0; i < chunks.length; i++) {
+                p[i] = chunks[i].minPrefix;
+                k[i] = chunks[i].minKey;
+            }
+            return new Snapshot(chunks, p, k);
         }
     }
 
@@ -106,25 +117,21 @@ public final class ChunkIndex {
         int n = a.length - old.length + replacements.length;
         Chunk[] chunks = new Chunk[n];
         long[] prefixes = new long[n];
-        // the prefixes are copied like the chunks: reading every chunk's minPrefix again would
-        // cost a cache miss per chunk of the whole map on every rebalance
+        long[] minKeys = new long[n];
+        // the prefixes and min keys are copied like the chunks: reading every chunk's fields
+        // again would cost a cache miss per chunk of the whole map on every rebalance
         System.arraycopy(a, 0, chunks, 0, at);
         System.arraycopy(s.prefixes, 0, prefixes, 0, at);
+        System.arraycopy(s.minKeys, 0, minKeys, 0, at);
         for (int i = 0; i < replacements.length; i++) {
             chunks[at + i] = replacements[i];
             prefixes[at + i] = replacements[i].minPrefix;
+            minKeys[at + i] = replacements[i].minKey;
         }
         System.arraycopy(a, at + old.length, chunks, at + replacements.length, tail);
         System.arraycopy(s.prefixes, at + old.length, prefixes, at + replacements.length, tail);
-        snapshot = new Snapshot(chunks, prefixes); // volatile publication of the new snapshot
-    }
-
-    private static long[] prefixesOf(Chunk[] chunks) {
-        long[] p = new long[chunks.length];
-        for (int i = 0; i < chunks.length; i++) {
-            p[i] = chunks[i].minPrefix;
-        }
-        return p;
+        System.arraycopy(s.minKeys, at + old.length, minKeys, at + replacements.length, tail);
+        snapshot = new Snapshot(chunks, prefixes, minKeys); // volatile publication of the new snapshot
     }
 
     /** Drops every chunk (when the map is closed), keeping one empty chunk so lookups stay safe. */
@@ -135,12 +142,13 @@ public final class ChunkIndex {
     private static <K> int floor(Snapshot s, K key, long kp, KeyOps<K> ops, boolean inclusive) {
         Chunk[] a = s.chunks;
         long[] p = s.prefixes;
+        long[] k = s.minKeys;
         int lo = 1, hi = a.length - 1, found = 0; // a[0] covers everything below a[1]
         while (lo <= hi) {
             int mid = (lo + hi) >>> 1;
             long mp = p[mid];
-            // the chunk object is read only on a prefix tie: the search touches the two arrays
-            int c = kp != mp ? Long.compareUnsigned(kp, mp) : ops.compare(key, a[mid].minKey, a[mid]);
+            // the chunk object is read only on a prefix tie, to validate the key read beside it
+            int c = kp != mp ? Long.compareUnsigned(kp, mp) : ops.compare(key, k[mid], a[mid]);
             if (c > 0 || (c == 0 && inclusive)) {
                 found = mid;
                 lo = mid + 1;
