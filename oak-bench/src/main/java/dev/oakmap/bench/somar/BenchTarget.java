@@ -35,7 +35,7 @@ interface BenchTarget extends AutoCloseable {
     void close();
 
     /**
-     * @param structure "ll" or "cslm"
+     * @param structure one of {@link SomarBench#ALL_STRUCTURES}
      * @param scheme    a {@link SomarKind} id, or "heap" for the on-heap baseline
      * @param capacity  off-heap capacity in bytes (off-heap schemes)
      */
@@ -44,7 +44,8 @@ interface BenchTarget extends AutoCloseable {
         return switch (structure) {
             case "ll" -> heap ? new HeapList() : new OffHeapList(SomarKind.byId(scheme).create(capacity));
             case "cslm" -> heap ? new HeapCslm() : new OffHeapCslm(SomarKind.byId(scheme).create(capacity));
-            default -> throw new IllegalArgumentException("unknown structure '" + structure + "' (ll, cslm)");
+            default -> throw new IllegalArgumentException("unknown structure '" + structure + "' ("
+                    + String.join(", ", SomarBench.ALL_STRUCTURES) + ")");
         };
     }
 
