@@ -55,9 +55,10 @@ import java.util.function.LongPredicate;
  * and halve the lines a binary search touches.
  *
  * <h2>Freezing</h2>
- * {@code pending} counts published operations, with the {@link #FROZEN} bit on top. The
- * rebalancer sets the bit and waits for the count to drain; after that no value reference of this
- * chunk changes again, so a copy taken then is exact. Entries may still be linked into a frozen
+ * {@code pending} counts published operations, with the {@link #FROZEN} bit on top. A rebalance
+ * claims the chunk by setting the bit ({@link #tryFreeze}: whoever sets it first owns the chunk)
+ * and waits for the count to drain; after that no value reference of this chunk changes again,
+ * so a copy taken then is exact. Entries may still be linked into a frozen
  * chunk, but they cannot receive a value, so copies ignore them. Lookups and scans go on reading
  * frozen and even released chunks: their contents stay valid.
  *
@@ -725,12 +726,22 @@ public final class Chunk {
         PENDING.getAndAdd(this, -1);
     }
 
-    /** Stops new publications and waits for pending ones to finish. */
-    public void freeze() {
-        PENDING.getAndBitwiseOr(this, FROZEN);
+    /**
+     * Claims this chunk for a rebalance: stops new publications and waits for pending ones to
+     * finish (they are a CAS each, and wait for nothing). Only one caller can claim a chunk, and a
+     * released chunk stays frozen, so it cannot be claimed again.
+     *
+     * @return false, at once, if the chunk was already frozen (another rebalance has it, or had it)
+     */
+    public boolean tryFreeze() {
+        int before = (int) PENDING.getAndBitwiseOr(this, FROZEN);
+        if ((before & FROZEN) != 0) {
+            return false;
+        }
         for (int spins = 0; (pending & ~FROZEN) != 0; spins++) {
             Backoff.pause(spins);
         }
+        return true;
     }
 
     /** Undoes a {@link #freeze()} whose rebalance failed, so the chunk stays usable. */

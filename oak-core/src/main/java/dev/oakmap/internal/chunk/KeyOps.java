@@ -25,8 +25,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * slices have a header) and the chunk the reference was read from, its <em>guard</em>: a key
  * read through a chunk whose keys the rebalancer has begun to delete is stale (see
  * {@link Chunk#keysIntact}; Nova keys have no header and rely on this alone). A read without a
- * guard is for keys protected from deletion: the one a scan stands on, or keys read under the
- * rebalancer's lock.
+ * guard is for keys protected from deletion: the one a scan stands on, or keys read by the
+ * rebalance that has frozen the chunk linking them (only that rebalance could delete them).
  */
 public final class KeyOps<K> {
     private final OakSerializer<K> serializer;

@@ -803,10 +803,7 @@ public final class InternalOakMap<K, V> {
             return MOVED;
         }
         values.unlock(ref, h);
-        if (r == FROZEN) {
-            rebalancer.awaitRebalance();
-        }
-        return RETRY;
+        return RETRY; // install waited for the frozen chunk's rebalance
     }
 
     // ================================================================ shared steps
@@ -870,7 +867,7 @@ public final class InternalOakMap<K, V> {
         int ei = c.allocateEntry();
         if (ei == Chunk.NONE) {
             if (c.isFrozen()) {
-                rebalancer.awaitRebalance();
+                rebalancer.awaitRelease(c);
             } else {
                 rebalance(c);
             }
@@ -896,7 +893,7 @@ public final class InternalOakMap<K, V> {
     /** CASes a value reference of a published chunk. @return OK, FROZEN or CONFLICT */
     private int install(Chunk c, int ei, long expected, long fresh) {
         if (!c.publish()) {
-            rebalancer.awaitRebalance();
+            rebalancer.awaitRelease(c);
             return FROZEN;
         }
         try {

@@ -10,6 +10,8 @@ import dev.oakmap.internal.memory.Refs;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 
@@ -17,15 +19,16 @@ import java.util.function.BooleanSupplier;
  * Splits, merges and compacts chunks.
  *
  * <h2>Algorithm</h2>
- * One rebalance at a time per map, under {@link #lock}. To rebalance chunk {@code C}:
+ * To rebalance chunk {@code C}:
  * <ol>
- * <li><b>Freeze</b> {@code C} ({@link Chunk#freeze()}): publications fail from then on, and the
+ * <li><b>Freeze</b> {@code C} ({@link Chunk#tryFreeze()}): publications fail from then on, and the
  *     rebalancer waits until published operations drain. From that point the set of entries of
- *     {@code C} that hold a value reference is fixed.
+ *     {@code C} that hold a value reference is fixed. Freezing is also the claim: a rebalance that
+ *     finds {@code C} already frozen leaves it to the one that froze it.
  * <li><b>Copy</b> the live entries in list order (key order): an entry is live if its value
  *     reference is non-null and its header is live. Entries without a value, and values removed
  *     (logically, in their header) are dropped. If few entries are live, the next chunk is frozen
- *     and copied too, to merge the two.
+ *     and copied too, to merge the two, unless another rebalance has it.
  * <li><b>Build</b> replacement chunks, each filled to about {@link #FILL} of capacity with a
  *     fully sorted prefix. The first inherits {@code C}'s minimum key, so the ranges of the
  *     chunks around them do not change. A chunk that only grew at its end (keys arriving in
@@ -33,14 +36,40 @@ import java.util.function.BooleanSupplier;
  *     rebuilt whole, with room to grow, until it nears capacity; then all but its last entries
  *     are packed into a chunk with almost no spare slots, and the last ones start the chunk that
  *     takes the appends. Ordered ingestion so leaves chunks full rather than two-thirds full.
- * <li><b>Release</b> the old chunks, then <b>link</b> the replacements: the last one points to the
- *     old successor, the predecessor (found in the index) points to the first, and the index
- *     snapshot is replaced. Releasing first guarantees that no operation reaches the new chunks
- *     while an old one still looks current (see {@link ChunkIndex}).
+ * <li>Under {@link #lock}: <b>release</b> the old chunks, then <b>link</b> the replacements: the
+ *     last one points to the old successor, the predecessor (found in the index) points to the
+ *     first, and the index snapshot is replaced. Releasing first guarantees that no operation
+ *     reaches the new chunks while an old one still looks current (see {@link ChunkIndex}).
  * </ol>
+ *
+ * <h2>Concurrent rebalances</h2>
+ * Steps 1-3 run without the lock, so rebalances of different chunks copy and build at the same
+ * time; only step 4 is serialized. Until 2026-11-28 the whole rebalance ran under the lock, and
+ * during an ingestion on two threads each thread spent 11-16% of its time waiting for it (a
+ * rebalance is about a sixth of an ingestion's work: by Amdahl's law that capped ingestion at
+ * about six times one thread's rate, whatever the cores). What makes the split safe:
+ * <ul>
+ * <li>A frozen chunk belongs to the rebalance that froze it (the freeze is a claim), and nothing
+ *     else changes its entries, so a copy made outside the lock is as exact as one made inside.
+ *     A merge takes the next chunk only if it can freeze it; a chunk released stays frozen, so
+ *     it is never claimed twice.
+ * <li>Links are made one at a time, under the lock, each from the list and index that the links
+ *     before it left: the successor and the predecessor are read there, not when the copy began.
+ *     The predecessor may be frozen by another rebalance still copying; its next pointer is
+ *     updated all the same, and that rebalance reads it when it links. A chunk's next pointer is
+ *     thus written only under the lock.
+ * <li>Writers that cannot publish in a frozen chunk wait for that chunk's release (or its
+ *     unfreezing, if its rebalance failed), on a condition signalled after each link
+ *     ({@link #awaitRelease}); operations that found a released chunk wait for the link in
+ *     progress ({@link #awaitRebalance}), after which the index leads to the replacements.
+ * <li>Deleting the keys the replacements dropped, and the deferred keys that scans protected,
+ *     happens under the lock, as before.
+ * </ul>
+ * Maps that move pairs (the two placement experiments below) still run each rebalance under the
+ * lock from start to end: their moves and records were built for one rebalance at a time.
  * Value slices are shared by the old and the new chunks, so in-place updates and removals (which
  * act on value headers) go on during a rebalance; only operations that must CAS a value
- * reference (insertions, moves) wait for it, in {@link #awaitRebalance}.
+ * reference (insertions, moves) wait for it, in {@link #awaitRelease}.
  *
  * <h2>Guarantees</h2>
  * RB1-RB3 of the Oak paper: a traversal that reads a frozen or released chunk sees exactly the
@@ -48,8 +77,7 @@ import java.util.function.BooleanSupplier;
  * insertions into the range happen only after the replacement is linked, into the replacement.
  * Scans that step from a released chunk re-locate through the index by the last key returned.
  *
- * <p>A single lock keeps the chunk list simple to reason about: a rebalance never sees a frozen
- * neighbour. With chunks of thousands of entries, rebalances are rare compared to operations.
+ * <p>With chunks of thousands of entries, rebalances are rare compared to operations.
  *
  * <h2>Key ownership</h2>
  * A key slice is referenced by one chunk at most, as the key of one of its entries, as its
@@ -147,11 +175,18 @@ final class Rebalancer {
     /** Whether any rebalance may move pairs: then every rebalance records where its values went. */
     private final boolean moves;
     /**
-     * Scratch buffers of one rebalance, reused by the next (rebalances run one at a time, under
-     * {@link #lock}): allocating and zeroing them anew cost as much as building the chunks.
+     * Signalled, under {@link #lock}, whenever a rebalance ends, linked or given up: writers that
+     * found their chunk frozen wait on it for the chunk's release ({@link #awaitRelease}).
      */
-    private final Entries liveBuffer = new Entries(16);
-    private final Entries droppedBuffer = new Entries(16);
+    private final Condition rebalanceEnded = lock.newCondition();
+    /**
+     * Scratch buffers of rebalances, reused by later ones: allocating and zeroing them anew cost
+     * as much as building the chunks. Rebalances of different chunks run together, so a few are
+     * kept; a rebalance that finds none spare takes a new one. Slots are taken and given back
+     * with atomic swaps.
+     */
+    private final AtomicReferenceArray<Entries> spareBuffers = new AtomicReferenceArray<>(SPARE_BUFFERS);
+    private static final int SPARE_BUFFERS = 4;
     /** Entries copied into replacement chunks so far; written under {@link #lock}, read racily. */
     private volatile long entriesCopied;
     /** Pairs moved by {@link #place} and kept; written under {@link #lock}, read racily. */
@@ -199,7 +234,10 @@ final class Rebalancer {
         return entriesCopied;
     }
 
-    /** Waits until no rebalance runs (returns at once if none does). */
+    /**
+     * Waits until no rebalance is linking its replacements (returns at once if none is): for an
+     * operation that found a released chunk, whose replacements are then in the index.
+     */
     void awaitRebalance() {
         if (closed.getAsBoolean()) {
             throw new OakClosedException();
@@ -208,17 +246,72 @@ final class Rebalancer {
         lock.unlock();
     }
 
-    /** Rebalances {@code c} unless it was already replaced. */
+    /**
+     * Waits until chunk {@code c}, if a rebalance has it frozen, is replaced or given back: for an
+     * operation that cannot publish in {@code c}. Returns at once if {@code c} is not frozen or
+     * already released. Parks (the rebalance may take a while); an interrupt is kept for the
+     * caller.
+     *
+     * @throws OakClosedException if the map is closed meanwhile
+     */
+    void awaitRelease(Chunk c) {
+        if (!c.isFrozen() || c.isReleased()) {
+            return;
+        }
+        boolean interrupted = false;
+        lock.lock();
+        try {
+            while (c.isFrozen() && !c.isReleased()) {
+                if (closed.getAsBoolean()) {
+                    throw new OakClosedException();
+                }
+                try {
+                    // bounded: a close() signals nothing
+                    rebalanceEnded.awaitNanos(RELEASE_CHECK_NANOS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            lock.unlock();
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static final long RELEASE_CHECK_NANOS = 1_000_000L;
+
+    /**
+     * Rebalances {@code c} unless it is being or was already replaced; if another rebalance has
+     * it, waits for that one to end (see "Concurrent rebalances").
+     */
     void rebalance(Chunk c) {
+        if (moves) {
+            rebalanceAlone(c);
+            return;
+        }
+        if (closed.getAsBoolean()) {
+            throw new OakClosedException();
+        }
+        if (!c.tryFreeze()) {
+            awaitRelease(c);
+            return;
+        }
+        doRebalance(c, false, false);
+    }
+
+    /** {@link #rebalance} in a map that moves pairs: under {@link #lock} from start to end. */
+    private void rebalanceAlone(Chunk c) {
         lock.lock();
         try {
             if (closed.getAsBoolean()) {
                 throw new OakClosedException();
             }
-            if (c.isReleased()) {
+            if (c.isReleased() || !c.tryFreeze()) {
                 return;
             }
-            doRebalance(c, false);
+            doRebalance(c, false, true);
         } finally {
             lock.unlock();
         }
@@ -292,35 +385,48 @@ final class Rebalancer {
             if (closed.getAsBoolean()) {
                 throw new OakClosedException();
             }
-            if (c.isReleased() || c.isFrozen()) {
+            if (c.isReleased() || !c.tryFreeze()) {
                 return false;
             }
-            doRebalance(c, true);
+            doRebalance(c, true, true);
             return true;
         } finally {
             lock.unlock();
         }
     }
 
-    /** @param placeAll move every live pair into key order, not only those inserted since {@code c} was built */
-    private void doRebalance(Chunk c, boolean placeAll) {
-        Entries live = liveBuffer.clear();
-        Entries dropped = keys.reclaims() ? droppedBuffer.clear() : null;
+    /**
+     * Replaces {@code c}, which the caller has frozen ({@link Chunk#tryFreeze}): copies and builds
+     * (under {@link #lock} only if {@code locked}, which the caller then holds), then links the
+     * replacements under the lock. If anything fails before the link, the frozen chunks are
+     * unfrozen and the map is as it was.
+     *
+     * @param placeAll move every live pair into key order, not only those inserted since {@code c} was built
+     */
+    private void doRebalance(Chunk c, boolean placeAll, boolean locked) {
+        Entries live = takeBuffer();
+        Entries dropped = keys.reclaims() ? takeBuffer() : null;
+        try {
+            doRebalance(c, placeAll, locked, live, dropped);
+        } finally {
+            giveBack(live);
+            giveBack(dropped);
+        }
+    }
+
+    private void doRebalance(Chunk c, boolean placeAll, boolean locked, Entries live, Entries dropped) {
         Chunk[] engaged = {c};
         boolean placing = false;
         long minCopy = Refs.NULL; // a copy of c's minimum key made by this rebalance alone
-        c.freeze();
         Chunk[] replacements;
         try {
             Growth growth = copyLive(c, live, dropped);
-            Chunk n = c.nextChunk;
-            if (n != null && live.size < capacity / 4) {
+            Chunk n = c.nextChunk; // racy: a chunk another rebalance has frozen is left to it
+            if (n != null && live.size < capacity / 4 && n.tryFreeze()) {
                 engaged = new Chunk[] {c, n};
-                n.freeze();
                 copyLive(n, live, dropped);
                 growth = Growth.SCATTERED;
             }
-            entriesCopied += live.size; // under the lock: no lost update
             live.putFirst(c.minKey); // the first replacement inherits it (see "Key ownership")
             if (moves) {
                 placing = true;
@@ -360,11 +466,58 @@ final class Rebalancer {
             if (placing) {
                 unplace(live);
             }
-            for (Chunk x : engaged) {
-                x.unfreeze(); // nothing was replaced: leave the map as it was (e.g. closed mid-copy)
-            }
+            giveUp(engaged, locked);
             throw e;
         }
+        if (locked) {
+            try {
+                link(engaged, replacements, live, dropped);
+            } finally {
+                rebalanceEnded.signalAll();
+            }
+            return;
+        }
+        lock.lock();
+        try {
+            if (closed.getAsBoolean()) {
+                giveUp(engaged, true);
+                throw new OakClosedException();
+            }
+            link(engaged, replacements, live, dropped);
+        } finally {
+            rebalanceEnded.signalAll();
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Unfreezes the chunks a failed rebalance engaged (nothing was replaced: the map stays as it
+     * was, e.g. closed mid-copy) and wakes the writers waiting for them.
+     */
+    private void giveUp(Chunk[] engaged, boolean locked) {
+        for (Chunk x : engaged) {
+            x.unfreeze();
+        }
+        if (!locked) {
+            lock.lock();
+        }
+        try {
+            rebalanceEnded.signalAll();
+        } finally {
+            if (!locked) {
+                lock.unlock();
+            }
+        }
+    }
+
+    /**
+     * Puts {@code replacements} in the place of the {@code engaged} chunks: in the list, then in
+     * the index; then deletes what they no longer need. Holds {@link #lock}, so links are made
+     * one at a time, each reading the neighbours the links before it left.
+     */
+    private void link(Chunk[] engaged, Chunk[] replacements, Entries live, Entries dropped) {
+        Chunk c = engaged[0];
+        entriesCopied += live.size; // under the lock: no lost update
         if (moves) {
             recordMoves(live, replacements);
         }
@@ -706,6 +859,30 @@ final class Rebalancer {
     }
 
     /** Growable arrays of entries: key reference, prefix, value reference, and where each came from. */
+    /** @return a cleared scratch buffer: a spare one, or a new one if none is spare */
+    private Entries takeBuffer() {
+        for (int i = 0; i < SPARE_BUFFERS; i++) {
+            Entries e = spareBuffers.getAndSet(i, null);
+            if (e != null) {
+                return e;
+            }
+        }
+        return new Entries(16);
+    }
+
+    /** Keeps {@code e} (null: nothing) for a later rebalance, if a slot is free. */
+    private void giveBack(Entries e) {
+        if (e == null) {
+            return;
+        }
+        e.clear();
+        for (int i = 0; i < SPARE_BUFFERS; i++) {
+            if (spareBuffers.compareAndSet(i, null, e)) {
+                return;
+            }
+        }
+    }
+
     private static final class Entries {
         long[] keys;
         long[] prefixes;

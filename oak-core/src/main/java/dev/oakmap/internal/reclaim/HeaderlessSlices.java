@@ -25,7 +25,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *     {@code Chunk#keysIntact}), a reader re-checks that mark after its reads (with an acquire
  *     fence before, as a seqlock reader does, in {@code KeyOps}), and keys read through other
  *     references are protected from deletion ({@code KeyHazards}: the keys scans stand on) or
- *     read under the rebalancer's lock. Each key is deleted once, by the rebalance that dropped
+ *     read by the rebalance that has frozen the chunk linking them (only that rebalance could
+ *     delete them). Each key is deleted once, by the rebalance that dropped
  *     it, so no era or announcement is needed: this is Nova's validation with the version kept
  *     per chunk rather than per slice, which saves the 8-byte header of every key.
  * </ul>

@@ -1,0 +1,205 @@
+package dev.oakmap;
+
+import dev.oakmap.common.OakCommonTypes;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Rebalances of different chunks run at the same time (see {@code Rebalancer}, "Concurrent
+ * rebalances"): a rebalance stalled in its copy does not hold up the rebalances of other chunks,
+ * while writers of the chunk it has frozen wait for it, and nothing is lost either way.
+ *
+ * <p>A rebalance calls the comparator's {@code serializedKeyPrefix} when it splits a chunk (the
+ * new chunks' minimum keys). The comparator here stalls that call, on one thread and only inside
+ * a rebalance, until the test lets it go: that holds one rebalance in the middle of its copy.
+ */
+class ConcurrentRebalanceTest {
+
+    /** Integer keys whose serialized prefix, read by the gated thread inside a rebalance, waits for the gate. */
+    private static final class GatedComparator implements OakComparator<Integer> {
+        private final OakComparator<Integer> order = OakCommonTypes.INTEGER_COMPARATOR;
+        volatile Thread gated;
+        final CountDownLatch stalled = new CountDownLatch(1);
+        final CountDownLatch gate = new CountDownLatch(1);
+
+        @Override
+        public int compareKeys(Integer key1, Integer key2) {
+            return order.compareKeys(key1, key2);
+        }
+
+        @Override
+        public int compareSerializedKeys(OakScopedReadBuffer k1, OakScopedReadBuffer k2) {
+            return order.compareSerializedKeys(k1, k2);
+        }
+
+        @Override
+        public int compareKeyAndSerializedKey(Integer key, OakScopedReadBuffer serializedKey) {
+            return order.compareKeyAndSerializedKey(key, serializedKey);
+        }
+
+        @Override
+        public long keyPrefix(Integer key) {
+            return order.keyPrefix(key);
+        }
+
+        @Override
+        public long serializedKeyPrefix(OakScopedReadBuffer serializedKey) {
+            if (Thread.currentThread() == gated && insideRebalance()) {
+                stalled.countDown();
+                try {
+                    gate.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return order.serializedKeyPrefix(serializedKey);
+        }
+
+        private static boolean insideRebalance() {
+            return StackWalker.getInstance().walk(frames ->
+                    frames.anyMatch(f -> f.getClassName().endsWith(".Rebalancer")));
+        }
+    }
+
+    private static OakMap<Integer, Integer> map(GatedComparator comparator, MemoryScheme scheme) {
+        return new OakMapBuilder<>(OakCommonTypes.INTEGER_SERIALIZER, OakCommonTypes.INTEGER_SERIALIZER, comparator)
+                .chunkCapacity(16).memoryCapacity(64L << 20).keyMemory(scheme).valueMemory(scheme).build();
+    }
+
+    /** Inserts {@code from, from + 1, ...} until the gated rebalance stalls (or {@code limit} keys). */
+    private static Thread stallingWriter(OakMap<Integer, Integer> m, GatedComparator comparator, int from, int limit,
+                                         AtomicReference<Throwable> failure) {
+        Thread a = new Thread(() -> {
+            try {
+                for (int k = from; k < from + limit && comparator.stalled.getCount() > 0; k++) {
+                    m.put(k, -k);
+                }
+            } catch (Throwable e) {
+                failure.set(e);
+            }
+        }, "stalled-rebalance");
+        comparator.gated = a;
+        return a;
+    }
+
+    @ParameterizedTest
+    @EnumSource(MemoryScheme.class)
+    void aStalledRebalanceDoesNotHoldUpTheRebalancesOfOtherChunks(MemoryScheme scheme) throws Exception {
+        GatedComparator comparator = new GatedComparator();
+        try (OakMap<Integer, Integer> m = map(comparator, scheme)) {
+            TreeMap<Integer, Integer> model = new TreeMap<>();
+            for (int k = 0; k < 400; k++) {
+                m.put(k * 10, k);
+                model.put(k * 10, k);
+            }
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Thread a = stallingWriter(m, comparator, -100_000, 10_000, failure);
+            a.start();
+            assertTrue(comparator.stalled.await(30, TimeUnit.SECONDS), "no rebalance of the low keys split a chunk");
+            int stalledAfter = m.headMap(0).size(); // the low keys that made it in before the stall
+
+            // far from the stalled chunk: thousands of insertions, hundreds of splits
+            Thread b = new Thread(() -> {
+                try {
+                    for (int k = 1_000_000; k < 1_003_000; k++) {
+                        m.put(k, k);
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+            }, "other-chunks");
+            b.start();
+            b.join(TimeUnit.SECONDS.toMillis(30));
+            boolean bFinished = !b.isAlive();
+            boolean aStillStalled = a.isAlive();
+            comparator.gate.countDown();
+            a.join(TimeUnit.SECONDS.toMillis(30));
+            b.join(TimeUnit.SECONDS.toMillis(30));
+            assertNull(failure.get(), () -> "a writer failed: " + failure.get());
+            assertTrue(bFinished, "the rebalances of other chunks waited for the stalled one");
+            assertTrue(aStillStalled, "the stalled rebalance ended before the other writer was done");
+            assertFalse(a.isAlive() || b.isAlive(), "a writer did not finish once the gate opened");
+
+            for (int k = 1_000_000; k < 1_003_000; k++) {
+                model.put(k, k);
+            }
+            for (var e : m.headMap(0).entrySet()) {
+                model.put(e.getKey(), e.getValue());
+            }
+            assertTrue(m.headMap(0).size() >= stalledAfter, "low keys were lost");
+            assertEquals(model, new TreeMap<>(m));
+            for (var e : m.headMap(0).entrySet()) {
+                assertEquals(-e.getKey(), e.getValue());
+            }
+        }
+    }
+
+    /**
+     * Writers of the chunk a stalled rebalance has frozen wait for it (they cannot publish in a
+     * frozen chunk), and go on, with nothing lost, once it ends.
+     */
+    @Test
+    void writersOfTheFrozenChunkWaitForItsRebalance() throws Exception {
+        GatedComparator comparator = new GatedComparator();
+        try (OakMap<Integer, Integer> m = map(comparator, MemoryScheme.NOVA)) {
+            for (int k = 0; k < 400; k++) {
+                m.put(k * 10, k);
+            }
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Thread a = stallingWriter(m, comparator, -100_000, 10_000, failure);
+            a.start();
+            assertTrue(comparator.stalled.await(30, TimeUnit.SECONDS), "no rebalance of the low keys split a chunk");
+
+            // the stalled rebalance has the chunk of the last key the stalled writer put (at most
+            // -90,001), whose range reaches up to the first of the keys put before (0 and up):
+            // put more keys in between
+            List<Thread> writers = new ArrayList<>();
+            CountDownLatch done = new CountDownLatch(2);
+            for (int w = 0; w < 2; w++) {
+                int first = -60_000 + w * 1_000;
+                Thread t = new Thread(() -> {
+                    try {
+                        for (int k = first; k < first + 200; k++) {
+                            m.put(k, -k);
+                        }
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                    } finally {
+                        done.countDown();
+                    }
+                });
+                writers.add(t);
+                t.start();
+            }
+            assertFalse(done.await(300, TimeUnit.MILLISECONDS), "a writer put into the frozen chunk");
+            comparator.gate.countDown();
+            assertTrue(done.await(30, TimeUnit.SECONDS), "writers of the frozen chunk did not go on after its rebalance");
+            a.join(TimeUnit.SECONDS.toMillis(30));
+            for (Thread t : writers) {
+                t.join();
+            }
+            assertNull(failure.get(), () -> "a writer failed: " + failure.get());
+            for (int w = 0; w < 2; w++) {
+                for (int k = -60_000 + w * 1_000; k < -60_000 + w * 1_000 + 200; k++) {
+                    assertEquals(-k, m.get(k), "key " + k);
+                }
+            }
+            for (int k = 0; k < 400; k++) {
+                assertEquals(k, m.get(k * 10));
+            }
+        }
+    }
+}
