@@ -868,7 +868,6 @@ final class Rebalancer {
         return ties;
     }
 
-    /** Growable arrays of entries: key reference, prefix, value reference, and where each came from. */
     /** @return a cleared scratch buffer: a spare one, or a new one if none is spare */
     private Entries takeBuffer() {
         for (int i = 0; i < SPARE_BUFFERS; i++) {
@@ -893,6 +892,7 @@ final class Rebalancer {
         }
     }
 
+    /** Growable arrays of entries: key reference, prefix, value reference, and where each came from. */
     private static final class Entries {
         long[] keys;
         long[] prefixes;
