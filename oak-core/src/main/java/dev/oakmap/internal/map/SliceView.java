@@ -171,87 +171,49 @@ final class SliceView implements OakUnscopedBuffer {
 
     @Override
     public byte get(int index) {
-        try {
-            while (true) {
-                long r = ref;
-                long h = begin(r);
-                if (h == SliceManager.GONE) continue;
-                MemorySegment s = values.segment(r);
-                long at = at(s, r, index, 1);
-                if (at < 0) { outOfBounds(s, r, h, index, 1); continue; }
-                byte v = s.get(ValueLayout.JAVA_BYTE, at);
-                if (end(s, r, h)) return v;
-            }
-        } catch (IllegalStateException e) {
-            throw map.closedOr(e);
-        }
+        return (byte) readBits(index, 1);
     }
 
     @Override
     public char getChar(int index) {
-        try {
-            while (true) {
-                long r = ref;
-                long h = begin(r);
-                if (h == SliceManager.GONE) continue;
-                MemorySegment s = values.segment(r);
-                long at = at(s, r, index, 2);
-                if (at < 0) { outOfBounds(s, r, h, index, 2); continue; }
-                char v = s.get(Layouts.CHAR, at);
-                if (end(s, r, h)) return v;
-            }
-        } catch (IllegalStateException e) {
-            throw map.closedOr(e);
-        }
+        return (char) readBits(index, 2);
     }
 
     @Override
     public short getShort(int index) {
-        try {
-            while (true) {
-                long r = ref;
-                long h = begin(r);
-                if (h == SliceManager.GONE) continue;
-                MemorySegment s = values.segment(r);
-                long at = at(s, r, index, 2);
-                if (at < 0) { outOfBounds(s, r, h, index, 2); continue; }
-                short v = s.get(Layouts.SHORT, at);
-                if (end(s, r, h)) return v;
-            }
-        } catch (IllegalStateException e) {
-            throw map.closedOr(e);
-        }
+        return (short) readBits(index, 2);
     }
 
     @Override
     public int getInt(int index) {
-        try {
-            while (true) {
-                long r = ref;
-                long h = begin(r);
-                if (h == SliceManager.GONE) continue;
-                MemorySegment s = values.segment(r);
-                long at = at(s, r, index, 4);
-                if (at < 0) { outOfBounds(s, r, h, index, 4); continue; }
-                int v = s.get(Layouts.INT, at);
-                if (end(s, r, h)) return v;
-            }
-        } catch (IllegalStateException e) {
-            throw map.closedOr(e);
-        }
+        return (int) readBits(index, 4);
     }
 
     @Override
     public long getLong(int index) {
+        return readBits(index, 8);
+    }
+
+    /**
+     * One validated read of the {@code width}-byte field at {@code index} (1, 2, 4 or 8 bytes,
+     * big-endian as {@link Layouts}), sign-extended into a {@code long}: the typed getters narrow
+     * it. They pass a constant width, so once this is inlined into them the switch folds away.
+     */
+    private long readBits(int index, int width) {
         try {
             while (true) {
                 long r = ref;
                 long h = begin(r);
                 if (h == SliceManager.GONE) continue;
                 MemorySegment s = values.segment(r);
-                long at = at(s, r, index, 8);
-                if (at < 0) { outOfBounds(s, r, h, index, 8); continue; }
-                long v = s.get(Layouts.LONG, at);
+                long at = at(s, r, index, width);
+                if (at < 0) { outOfBounds(s, r, h, index, width); continue; }
+                long v = switch (width) {
+                    case 1 -> s.get(ValueLayout.JAVA_BYTE, at);
+                    case 2 -> s.get(Layouts.SHORT, at);
+                    case 4 -> s.get(Layouts.INT, at);
+                    default -> s.get(Layouts.LONG, at);
+                };
                 if (end(s, r, h)) return v;
             }
         } catch (IllegalStateException e) {
