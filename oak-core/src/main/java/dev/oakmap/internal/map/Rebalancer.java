@@ -721,16 +721,52 @@ final class Rebalancer {
     private Growth copyLive(Chunk c, Entries out, Entries dropped) {
         boolean check = c.removals() > 0;
         out.shift = Math.max(out.shift, c.prefixShift()); // the copied prefixes are exact down to it
-        int linkedSince = 0; // entries linked after the build, met so far
-        int inside = 0;      // of those, the ones met before the last sorted entry
-        int outOfOrder = 0;  // entries linked after the build far behind the end (see APPEND_WINDOW)
+        ListShape shape = new ListShape();
+        // The list is, in order: the entries linked before the first sorted entry, then each
+        // sorted entry followed by those linked after it. Every linked entry went in between two
+        // adjacent ones and none is ever unlinked, so the entries linked after sorted entry s
+        // lead to s + 1 (or end the list). Stepping through the sorted entries by index, not by
+        // link, lets the processor load the next ones while this one is copied, where a walk by
+        // links waits for each link's load: a rebalance finds its chunk's arrays partly out of
+        // the caches. A chain stops at any sorted entry, so no sorted entry is copied twice.
+        for (int ei = c.nextEntry(Chunk.NONE); ei != Chunk.NONE && !c.isSorted(ei); ei = c.nextEntry(ei)) {
+            copyEntry(c, ei, check, out, dropped, shape);
+        }
+        for (int s = 1, sorted = c.sortedCount(); s <= sorted; s++) {
+            copyEntry(c, s, check, out, dropped, shape);
+            for (int ei = c.nextEntry(s); ei != Chunk.NONE && !c.isSorted(ei); ei = c.nextEntry(ei)) {
+                copyEntry(c, ei, check, out, dropped, shape);
+            }
+        }
+        return shape.growth(c.sortedCount(), check);
+    }
+
+    /** {@link #copyLive} of entry {@code ei}, the next in list order. */
+    private void copyEntry(Chunk c, int ei, boolean check, Entries out, Entries dropped, ListShape shape) {
+        shape.visit(c.isSorted(ei), ei);
+        long v = c.valueRef(ei);
+        if (v != Refs.NULL && (!check || values.isLive(v))) {
+            long k = c.keyRef(ei);
+            out.add(k, c.prefixKnown(ei) ? c.prefixFloor(ei) : keys.prefixOf(k), v, c, ei);
+        } else if (dropped != null) {
+            dropped.add(c.keyRef(ei), 0, Refs.NULL, null, Chunk.NONE);
+        }
+    }
+
+    /** Where a chunk's entries linked since its build lie in its list, as {@link #copyLive} meets them: see {@link Growth}. */
+    private static final class ListShape {
+        int linkedSince; // entries linked after the build, met so far
+        int inside;      // of those, the ones met before the last sorted entry
+        int outOfOrder;  // entries linked after the build far behind the end (see APPEND_WINDOW)
         int lastSlot = Chunk.NONE;
         int beforeFirst = -1;   // entries linked after the build, met before the first sorted entry
-        int prependedOutOfOrder = 0; // of those, the ones far from the head when linked (the mirror of outOfOrder)
+        int prependedOutOfOrder; // of those, the ones far from the head when linked (the mirror of outOfOrder)
         int leastSlot = Integer.MAX_VALUE;
-        for (int ei = c.nextEntry(Chunk.NONE); ei != Chunk.NONE; ei = c.nextEntry(ei)) {
+
+        /** Counts entry {@code ei}, the next in list order; {@code sorted}: whether it is a sorted one. */
+        void visit(boolean sorted, int ei) {
             if (beforeFirst < 0) { // still before the first sorted entry
-                if (c.isSorted(ei)) {
+                if (sorted) {
                     beforeFirst = linkedSince;
                 } else {
                     // prepended keys sit here newest (highest slot) first
@@ -740,7 +776,7 @@ final class Rebalancer {
                     leastSlot = Math.min(leastSlot, ei);
                 }
             }
-            if (c.isSorted(ei)) {
+            if (sorted) {
                 inside = linkedSince;
                 outOfOrder = 0; // only the entries past the last sorted one count
                 lastSlot = Chunk.NONE;
@@ -751,24 +787,21 @@ final class Rebalancer {
                 }
                 lastSlot = Math.max(lastSlot, ei);
             }
-            long v = c.valueRef(ei);
-            if (v != Refs.NULL && (!check || values.isLive(v))) {
-                long k = c.keyRef(ei);
-                out.add(k, c.prefixKnown(ei) ? c.prefixFloor(ei) : keys.prefixOf(k), v, c, ei);
-            } else if (dropped != null) {
-                dropped.add(c.keyRef(ei), 0, Refs.NULL, null, Chunk.NONE);
+        }
+
+        /** @return the chunk's growth, as {@link #copyLive} says; {@code removals}: whether any were counted */
+        Growth growth(int sortedCount, boolean removals) {
+            int after = linkedSince - inside;
+            if (sortedCount > 0 && linkedSince > 0 && !removals
+                    && linkedSince - beforeFirst <= linkedSince / 8 && prependedOutOfOrder <= beforeFirst / 8) {
+                return Growth.PREPENDED;
             }
+            // a few stragglers are tolerated: concurrent appenders do not arrive in exact order
+            if (sortedCount == 0 || after == 0 || inside > after / 8) {
+                return Growth.SCATTERED;
+            }
+            return outOfOrder <= after / 8 ? Growth.APPENDED : Growth.PAST_THE_END;
         }
-        int after = linkedSince - inside;
-        if (c.sortedCount() > 0 && linkedSince > 0 && !check
-                && linkedSince - beforeFirst <= linkedSince / 8 && prependedOutOfOrder <= beforeFirst / 8) {
-            return Growth.PREPENDED;
-        }
-        // a few stragglers are tolerated: concurrent appenders do not arrive in exact order
-        if (c.sortedCount() == 0 || after == 0 || inside > after / 8) {
-            return Growth.SCATTERED;
-        }
-        return outOfOrder <= after / 8 ? Growth.APPENDED : Growth.PAST_THE_END;
     }
 
     /** @return how many replacement chunks {@code total} entries make, each about {@link #FILL} full */
@@ -876,7 +909,7 @@ final class Rebalancer {
                 return e;
             }
         }
-        return new Entries(16);
+        return new Entries(16, moves);
     }
 
     /** Keeps {@code e} (null: nothing) for a later rebalance, if a slot is free. */
@@ -897,6 +930,7 @@ final class Rebalancer {
         long[] keys;
         long[] prefixes;
         long[] values;
+        /** Where each entry came from, its chunk and entry there; null unless the map moves pairs. */
         Chunk[] sources;
         int[] sourceEntries;
         /** After {@link #place}: the moved entry's token for {@link SliceManager#endMove}, or negative. */
@@ -908,12 +942,19 @@ final class Rebalancer {
         /** The prefixes are exact in their bits from this one up (see {@link Chunk}, "Prefixes"). */
         int shift;
 
-        Entries(int initial) {
+        /**
+         * @param tracksSources whether to keep where each entry came from: only maps that move
+         *     pairs read it, and storing a chunk reference per entry (with the collector's write
+         *     barrier, and the clearing afterwards) was a noticeable part of a copy
+         */
+        Entries(int initial, boolean tracksSources) {
             keys = new long[initial];
             prefixes = new long[initial];
             values = new long[initial];
-            sources = new Chunk[initial];
-            sourceEntries = new int[initial];
+            if (tracksSources) {
+                sources = new Chunk[initial];
+                sourceEntries = new int[initial];
+            }
         }
 
         /** Sizes the arrays that {@link Rebalancer#place} fills. */
@@ -927,7 +968,9 @@ final class Rebalancer {
 
         /** Empties the buffer, keeping its arrays. @return this */
         Entries clear() {
-            Arrays.fill(sources, 0, size, null); // let released chunks go
+            if (sources != null) {
+                Arrays.fill(sources, 0, size, null); // let released chunks go
+            }
             size = 0;
             shift = 0;
             return this;
@@ -962,34 +1005,45 @@ final class Rebalancer {
                 return;
             }
             long key = keys[j], prefix = prefixes[j], value = values[j];
-            Chunk source = sources[j];
-            int sourceEntry = sourceEntries[j];
             System.arraycopy(keys, 0, keys, 1, j);
             System.arraycopy(prefixes, 0, prefixes, 1, j);
             System.arraycopy(values, 0, values, 1, j);
-            System.arraycopy(sources, 0, sources, 1, j);
-            System.arraycopy(sourceEntries, 0, sourceEntries, 1, j);
             keys[0] = key;
             prefixes[0] = prefix;
             values[0] = value;
-            sources[0] = source;
-            sourceEntries[0] = sourceEntry;
+            if (sources != null) {
+                Chunk source = sources[j];
+                int sourceEntry = sourceEntries[j];
+                System.arraycopy(sources, 0, sources, 1, j);
+                System.arraycopy(sourceEntries, 0, sourceEntries, 1, j);
+                sources[0] = source;
+                sourceEntries[0] = sourceEntry;
+            }
         }
 
         void add(long k, long p, long v, Chunk source, int sourceEntry) {
             if (size == keys.length) {
-                keys = Arrays.copyOf(keys, size * 2 + 1);
-                prefixes = Arrays.copyOf(prefixes, size * 2 + 1);
-                values = Arrays.copyOf(values, size * 2 + 1);
-                sources = Arrays.copyOf(sources, size * 2 + 1);
-                sourceEntries = Arrays.copyOf(sourceEntries, size * 2 + 1);
+                grow();
             }
             keys[size] = k;
             prefixes[size] = p;
             values[size] = v;
-            sources[size] = source;
-            sourceEntries[size] = sourceEntry;
+            if (sources != null) {
+                sources[size] = source;
+                sourceEntries[size] = sourceEntry;
+            }
             size++;
+        }
+
+        private void grow() {
+            int n = keys.length * 2 + 1;
+            keys = Arrays.copyOf(keys, n);
+            prefixes = Arrays.copyOf(prefixes, n);
+            values = Arrays.copyOf(values, n);
+            if (sources != null) {
+                sources = Arrays.copyOf(sources, n);
+                sourceEntries = Arrays.copyOf(sourceEntries, n);
+            }
         }
     }
 }
