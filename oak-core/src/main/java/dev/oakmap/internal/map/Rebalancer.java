@@ -257,19 +257,19 @@ final class Rebalancer {
      */
     void awaitRelease(Chunk c) {
         long spinUntil = System.nanoTime() + SPIN_NANOS;
-        while (c.isFrozen() && !c.isReleased()) {
+        while (isBeingRebalanced(c)) {
             if (System.nanoTime() - spinUntil > 0) {
                 break;
             }
             Thread.onSpinWait();
         }
-        if (!c.isFrozen() || c.isReleased()) {
+        if (!isBeingRebalanced(c)) {
             return;
         }
         boolean interrupted = false;
         lock.lock();
         try {
-            while (c.isFrozen() && !c.isReleased()) {
+            while (isBeingRebalanced(c)) {
                 if (closed.getAsBoolean()) {
                     throw new OakClosedException();
                 }
@@ -286,6 +286,11 @@ final class Rebalancer {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /** @return whether a rebalance holds {@code c}: frozen, and neither replaced yet nor given back */
+    private static boolean isBeingRebalanced(Chunk c) {
+        return c.isFrozen() && !c.isReleased();
     }
 
     private static final long RELEASE_CHECK_NANOS = 1_000_000L;
