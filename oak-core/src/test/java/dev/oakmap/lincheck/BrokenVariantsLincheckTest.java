@@ -1,7 +1,5 @@
 package dev.oakmap.lincheck;
 
-import dev.oakmap.internal.memory.WarmBlocksOff;
-import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.OakMap;
 import dev.oakmap.OakUnscopedBuffer;
 import dev.oakmap.common.OakCommonTypes;
@@ -12,8 +10,6 @@ import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.StressOptions;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -27,8 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
  * <p>The failing scenario and interleaving Lincheck found are printed in the test log (the message
  * of the error), which shows what the checker reports on a real bug.
  */
-@ExtendWith(WarmBlocksOff.class)
-public class BrokenVariantsLincheckTest {
+public class BrokenVariantsLincheckTest implements LincheckTestBase {
 
     /** putIfAbsent as containsKey-then-put: two threads can both "insert" the same key. */
     @Param(name = "key", gen = IntGen.class, conf = "1:1")
@@ -79,16 +74,6 @@ public class BrokenVariantsLincheckTest {
         public Long zcGet(@Param(name = "key") int key) {
             return map.get(key);
         }
-    }
-
-    @BeforeEach
-    void resetCount() {
-        LincheckMaps.resetCount();
-    }
-
-    @AfterEach
-    void closeMaps() {
-        LincheckMaps.closeLast();
     }
 
     private static void expectFailure(String name, Runnable check) {

@@ -1,13 +1,9 @@
 package dev.oakmap.lincheck;
 
-import dev.oakmap.internal.memory.WarmBlocksOff;
-import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.OakMap;
 import org.jetbrains.lincheck.datastructures.LongGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.stream.IntStream;
@@ -27,9 +23,8 @@ import java.util.stream.IntStream;
  * map is kept this small because Lincheck's model checker reports long loops, such as a
  * rebalance copying dozens of entries while the other thread waits, as a hang.)
  */
-@ExtendWith(WarmBlocksOff.class)
 @Param(name = "value", gen = LongGen.class, conf = "1:3")
-public class DeadPrefixLincheckTest {
+public class DeadPrefixLincheckTest implements LincheckTestBase {
 
     static final int LOW = 2;
     static final int HIGH = 50;
@@ -108,16 +103,6 @@ public class DeadPrefixLincheckTest {
     static final int MC_INVOCATIONS = 100;
     static final int STRESS_ITERATIONS = 20 * LincheckMaps.scale();
     static final int STRESS_INVOCATIONS = 500;
-
-    @BeforeEach
-    void resetCount() {
-        LincheckMaps.resetCount();
-    }
-
-    @AfterEach
-    void closeMaps() {
-        LincheckMaps.closeLast();
-    }
 
     @Test
     void modelChecking() {

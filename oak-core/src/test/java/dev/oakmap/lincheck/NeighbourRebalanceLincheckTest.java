@@ -1,15 +1,11 @@
 package dev.oakmap.lincheck;
 
 import dev.oakmap.OakMap;
-import dev.oakmap.internal.memory.WarmBlocksOff;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.LongGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Rebalances of neighbouring chunks at the same time (see {@code Rebalancer}, "Concurrent
@@ -25,10 +21,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Queries of the stable keys and of the moving ones check that no rebalance loses or revives a
  * mapping.
  */
-@ExtendWith(WarmBlocksOff.class)
 @Param(name = "near", gen = IntGen.class, conf = "1:6")
 @Param(name = "value", gen = LongGen.class, conf = "1:3")
-public class NeighbourRebalanceLincheckTest {
+public class NeighbourRebalanceLincheckTest implements LincheckTestBase {
 
     static final int[] STABLE = {10, 20, 30, 40, 50, 60};
 
@@ -88,16 +83,6 @@ public class NeighbourRebalanceLincheckTest {
     static final int MC_INVOCATIONS = 100;
     static final int STRESS_ITERATIONS = 15 * LincheckMaps.scale();
     static final int STRESS_INVOCATIONS = 500;
-
-    @BeforeEach
-    void resetCount() {
-        LincheckMaps.resetCount();
-    }
-
-    @AfterEach
-    void closeMaps() {
-        LincheckMaps.closeLast();
-    }
 
     @Test
     void modelChecking() {

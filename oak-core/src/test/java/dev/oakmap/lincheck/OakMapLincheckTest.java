@@ -1,7 +1,5 @@
 package dev.oakmap.lincheck;
 
-import dev.oakmap.internal.memory.WarmBlocksOff;
-import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.DeletedMemoryAccessException;
 import dev.oakmap.OakMap;
 import dev.oakmap.OakUnscopedBuffer;
@@ -11,8 +9,6 @@ import org.jetbrains.lincheck.datastructures.LongGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.Validate;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -44,10 +40,9 @@ import java.util.Map;
  * <p>Deterministic: Lincheck seeds its scenario generator with a fixed seed (0), and the model
  * checker's exploration is deterministic, so a failure replays on the same code.
  */
-@ExtendWith(WarmBlocksOff.class)
 @Param(name = "key", gen = IntGen.class, conf = "1:5")
 @Param(name = "value", gen = LongGen.class, conf = "1:3")
-public class OakMapLincheckTest {
+public class OakMapLincheckTest implements LincheckTestBase {
 
     private final OakMap<Integer, Long> map = LincheckMaps.open();
 
@@ -210,16 +205,6 @@ public class OakMapLincheckTest {
     static final int MC_INVOCATIONS = 50;
     static final int STRESS_ITERATIONS = 30 * LincheckMaps.scale();
     static final int STRESS_INVOCATIONS = 500;
-
-    @BeforeEach
-    void resetCount() {
-        LincheckMaps.resetCount();
-    }
-
-    @AfterEach
-    void closeMaps() {
-        LincheckMaps.closeLast();
-    }
 
     @Test
     void modelChecking() {

@@ -1,14 +1,11 @@
 package dev.oakmap.lincheck;
 
-import dev.oakmap.internal.memory.WarmBlocksOff;
-import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.OakMap;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.LongGen;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,10 +25,9 @@ import org.junit.jupiter.api.Test;
  * present throughout). {@link OakMapScanLincheckTest} checks scans, and navigation where the two
  * semantics coincide.
  */
-@ExtendWith(WarmBlocksOff.class)
 @Param(name = "key", gen = IntGen.class, conf = "1:4")
 @Param(name = "value", gen = LongGen.class, conf = "1:2")
-public class OakMapNavigationLincheckTest {
+public class OakMapNavigationLincheckTest implements LincheckTestBase {
     private final OakMap<Integer, Long> map = LincheckMaps.open();
 
     public OakMapNavigationLincheckTest() {
@@ -107,11 +103,6 @@ public class OakMapNavigationLincheckTest {
     @Operation
     public String headLastEntry(@Param(name = "key") int key) {
         return LincheckOps.entry(map.headMap(key, false).lastEntry());
-    }
-
-    @AfterEach
-    void closeMaps() {
-        LincheckMaps.closeLast();
     }
 
     @Test

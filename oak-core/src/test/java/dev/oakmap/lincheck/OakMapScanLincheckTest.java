@@ -1,7 +1,5 @@
 package dev.oakmap.lincheck;
 
-import dev.oakmap.internal.memory.WarmBlocksOff;
-import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.OakMap;
 import dev.oakmap.OakUnscopedBuffer;
 import dev.oakmap.common.OakCommonTypes;
@@ -9,8 +7,6 @@ import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.LongGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -47,11 +43,10 @@ import java.util.Map;
  * <p>Scans over arbitrary ranges (all keys changing) are checked against the weak guarantee by
  * {@code ScanGuaranteeTest} (stress) and single-threaded against a TreeMap by the jqwik fuzz tests.
  */
-@ExtendWith(WarmBlocksOff.class)
 @Param(name = "gap", gen = IntGen.class, conf = "0:3")
 @Param(name = "key", gen = IntGen.class, conf = "0:8")
 @Param(name = "value", gen = LongGen.class, conf = "1:3")
-public class OakMapScanLincheckTest {
+public class OakMapScanLincheckTest implements LincheckTestBase {
 
     static final int[] STABLE = {0, 2, 4, 6, 8};
 
@@ -180,16 +175,6 @@ public class OakMapScanLincheckTest {
     static final int MC_INVOCATIONS = 50;
     static final int STRESS_ITERATIONS = 20 * LincheckMaps.scale();
     static final int STRESS_INVOCATIONS = 500;
-
-    @BeforeEach
-    void resetCount() {
-        LincheckMaps.resetCount();
-    }
-
-    @AfterEach
-    void closeMaps() {
-        LincheckMaps.closeLast();
-    }
 
     @Test
     void modelChecking() {

@@ -1,9 +1,5 @@
 package dev.oakmap.lincheck;
 
-import dev.oakmap.internal.memory.WarmBlocksOff;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -16,21 +12,10 @@ import org.junit.jupiter.api.Test;
  * Lincheck tests build their maps without placement. Chunks of 4 entries: a few pairs move in
  * almost every scenario (about 2 to 4 per map in a probe of such sequences).
  */
-@ExtendWith(WarmBlocksOff.class)
-class PlacementLincheckTest {
+class PlacementLincheckTest implements LincheckTestBase {
 
     // Sized for CI; -Doak.lincheck.scale=N multiplies the iterations. Found nothing at 30 x 50
     // (model checking) and 30 x 500 / 20 x 300 (stress) (2026-11-27).
-
-    @BeforeEach
-    void resetCount() {
-        LincheckMaps.resetCount();
-    }
-
-    @AfterEach
-    void closeMaps() {
-        LincheckMaps.closeLast();
-    }
 
     @Test
     void pointOperationsModelChecking() {

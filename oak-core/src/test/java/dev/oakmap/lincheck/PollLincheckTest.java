@@ -1,7 +1,5 @@
 package dev.oakmap.lincheck;
 
-import dev.oakmap.internal.memory.WarmBlocksOff;
-import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.OakMap;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import dev.oakmap.MemoryScheme;
@@ -9,7 +7,6 @@ import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
@@ -31,9 +28,8 @@ import java.util.TreeMap;
  * from opposite ends meet (each gives up when it meets the other's mark), and key-only
  * navigation answers too, which wait for a poll's mark as {@code containsKey} does.
  */
-@ExtendWith(WarmBlocksOff.class)
 @Param(name = "key", gen = IntGen.class, conf = "1:3")
-public class PollLincheckTest {
+public class PollLincheckTest implements LincheckTestBase {
     private final OakMap<Integer, Long> map = LincheckMaps.open();
 
     public PollLincheckTest() {
@@ -87,11 +83,6 @@ public class PollLincheckTest {
     @Operation
     public String pollLast() {
         return LincheckOps.entry(map.pollLastEntry());
-    }
-
-    @AfterEach
-    void closeMaps() {
-        LincheckMaps.closeLast();
     }
 
     @Test

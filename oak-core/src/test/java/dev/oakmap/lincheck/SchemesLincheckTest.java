@@ -1,10 +1,6 @@
 package dev.oakmap.lincheck;
 
-import dev.oakmap.internal.memory.WarmBlocksOff;
-import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.MemoryScheme;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -15,18 +11,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * sequential specification. Chunks of 4 entries make the rebalancer drop (and, except under
  * grow-only keys, reclaim) keys inside the scenarios.
  */
-@ExtendWith(WarmBlocksOff.class)
-class SchemesLincheckTest {
-
-    @BeforeEach
-    void resetCount() {
-        LincheckMaps.resetCount();
-    }
-
-    @AfterEach
-    void closeMaps() {
-        LincheckMaps.closeLast();
-    }
+class SchemesLincheckTest implements LincheckTestBase {
 
     @ParameterizedTest(name = "keys={0} values={1}")
     @CsvSource({"LOCK_BASED, LOCK_BASED", "GROW_ONLY, GROW_ONLY", "NOVA, LOCK_BASED", "GROW_ONLY, NOVA"})

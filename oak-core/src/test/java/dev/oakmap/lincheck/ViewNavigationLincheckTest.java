@@ -1,15 +1,11 @@
 package dev.oakmap.lincheck;
 
-import dev.oakmap.internal.memory.WarmBlocksOff;
-import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.MemoryScheme;
 import dev.oakmap.OakMap;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.LongGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -30,10 +26,9 @@ import java.util.NavigableMap;
  * stress mode under every scheme (and, in {@link PlacementLincheckTest}, with placement).
  * Chunks of 4 entries: every few insertions rebalance.
  */
-@ExtendWith(WarmBlocksOff.class)
 @Param(name = "key", gen = IntGen.class, conf = "1:5")
 @Param(name = "value", gen = LongGen.class, conf = "1:3")
-public class ViewNavigationLincheckTest {
+public class ViewNavigationLincheckTest implements LincheckTestBase {
     private final OakMap<Integer, Long> map = LincheckMaps.open();
 
     public ViewNavigationLincheckTest() {
@@ -84,16 +79,6 @@ public class ViewNavigationLincheckTest {
     @Operation public String tailLowerEntry(@Param(name = "key") int key) { return LincheckOps.entry(map.tailMap(2, false).lowerEntry(key)); }
     @Operation public String headHigherEntry(@Param(name = "key") int key) { return LincheckOps.entry(map.headMap(4, true).higherEntry(key)); }
     @Operation public Long getOrDefault(@Param(name = "key") int key) { return map.getOrDefault(key, -1L); }
-
-    @BeforeEach
-    void resetCount() {
-        LincheckMaps.resetCount();
-    }
-
-    @AfterEach
-    void closeMaps() {
-        LincheckMaps.closeLast();
-    }
 
     // Sized for CI (model checking is the slow part: about 4 minutes per scheme at 30 x 100 on a shared core);
     // -Doak.lincheck.scale=N multiplies the iterations. Found nothing at 30 x 100 under Nova,

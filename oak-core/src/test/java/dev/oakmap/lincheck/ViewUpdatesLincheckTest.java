@@ -1,15 +1,11 @@
 package dev.oakmap.lincheck;
 
-import dev.oakmap.internal.memory.WarmBlocksOff;
-import org.junit.jupiter.api.extension.ExtendWith;
 import dev.oakmap.MemoryScheme;
 import dev.oakmap.OakMap;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.LongGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -28,10 +24,9 @@ import java.util.AbstractMap.SimpleImmutableEntry;
  * where a TreeMap's may not. In stress mode under every scheme, in model-checking mode under
  * Nova; chunks of 4 entries.
  */
-@ExtendWith(WarmBlocksOff.class)
 @Param(name = "key", gen = IntGen.class, conf = "1:5")
 @Param(name = "value", gen = LongGen.class, conf = "1:3")
-public class ViewUpdatesLincheckTest {
+public class ViewUpdatesLincheckTest implements LincheckTestBase {
     private final OakMap<Integer, Long> map = LincheckMaps.open();
 
     public ViewUpdatesLincheckTest() {
@@ -92,16 +87,6 @@ public class ViewUpdatesLincheckTest {
     }
     @Operation public boolean zcIncrement(@Param(name = "key") int key) { return map.zc().putIfAbsentComputeIfPresent(key, 1L, LincheckMaps::increment); }
     @Operation public String pollFirst() { return LincheckOps.entry(map.pollFirstEntry()); }
-
-    @BeforeEach
-    void resetCount() {
-        LincheckMaps.resetCount();
-    }
-
-    @AfterEach
-    void closeMaps() {
-        LincheckMaps.closeLast();
-    }
 
     // Sized for CI; -Doak.lincheck.scale=N multiplies the iterations.
     @ParameterizedTest(name = "keys={0} values={1}")
