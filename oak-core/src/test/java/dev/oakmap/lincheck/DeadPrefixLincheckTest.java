@@ -4,7 +4,6 @@ import dev.oakmap.OakMap;
 import org.jetbrains.lincheck.datastructures.LongGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.junit.jupiter.api.Test;
 
 import java.util.stream.IntStream;
 
@@ -24,7 +23,7 @@ import java.util.stream.IntStream;
  * rebalance copying dozens of entries while the other thread waits, as a hang.)
  */
 @Param(name = "value", gen = LongGen.class, conf = "1:3")
-public class DeadPrefixLincheckTest implements LincheckTestBase {
+public class DeadPrefixLincheckTest implements LincheckTestBase.BothModes {
 
     static final int LOW = 2;
     static final int HIGH = 50;
@@ -99,18 +98,8 @@ public class DeadPrefixLincheckTest implements LincheckTestBase {
     }
 
     // Sized for CI (a few seconds); -Doak.lincheck.scale=N multiplies the iterations.
-    static final int MC_ITERATIONS = 30 * LincheckMaps.scale();
-    static final int MC_INVOCATIONS = 100;
-    static final int STRESS_ITERATIONS = 20 * LincheckMaps.scale();
-    static final int STRESS_INVOCATIONS = 500;
-
-    @Test
-    void modelChecking() {
-        LincheckMaps.modelCheck(DeadPrefixLincheckTest.class, Spec.class, MC_ITERATIONS, MC_INVOCATIONS);
-    }
-
-    @Test
-    void stress() {
-        LincheckMaps.stress(DeadPrefixLincheckTest.class, Spec.class, STRESS_ITERATIONS, STRESS_INVOCATIONS);
+    @Override
+    public Checks checks() {
+        return Checks.against(Spec.class).modelChecking(30, 100).stress(20, 500);
     }
 }

@@ -5,7 +5,6 @@ import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.LongGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.junit.jupiter.api.Test;
 
 /**
  * Rebalances of neighbouring chunks at the same time (see {@code Rebalancer}, "Concurrent
@@ -23,7 +22,7 @@ import org.junit.jupiter.api.Test;
  */
 @Param(name = "near", gen = IntGen.class, conf = "1:6")
 @Param(name = "value", gen = LongGen.class, conf = "1:3")
-public class NeighbourRebalanceLincheckTest implements LincheckTestBase {
+public class NeighbourRebalanceLincheckTest implements LincheckTestBase.BothModes {
 
     static final int[] STABLE = {10, 20, 30, 40, 50, 60};
 
@@ -79,18 +78,8 @@ public class NeighbourRebalanceLincheckTest implements LincheckTestBase {
     }
 
     // Sized for CI (a few seconds); -Doak.lincheck.scale=N multiplies the iterations.
-    static final int MC_ITERATIONS = 20 * LincheckMaps.scale();
-    static final int MC_INVOCATIONS = 100;
-    static final int STRESS_ITERATIONS = 15 * LincheckMaps.scale();
-    static final int STRESS_INVOCATIONS = 500;
-
-    @Test
-    void modelChecking() {
-        LincheckMaps.modelCheck(NeighbourRebalanceLincheckTest.class, Spec.class, MC_ITERATIONS, MC_INVOCATIONS);
-    }
-
-    @Test
-    void stress() {
-        LincheckMaps.stress(NeighbourRebalanceLincheckTest.class, Spec.class, STRESS_ITERATIONS, STRESS_INVOCATIONS);
+    @Override
+    public Checks checks() {
+        return Checks.against(Spec.class).modelChecking(20, 100).stress(15, 500);
     }
 }

@@ -9,7 +9,6 @@ import org.jetbrains.lincheck.datastructures.LongGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.Validate;
-import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -42,7 +41,7 @@ import java.util.Map;
  */
 @Param(name = "key", gen = IntGen.class, conf = "1:5")
 @Param(name = "value", gen = LongGen.class, conf = "1:3")
-public class OakMapLincheckTest implements LincheckTestBase {
+public class OakMapLincheckTest implements LincheckTestBase.BothModes {
 
     private final OakMap<Integer, Long> map = LincheckMaps.open();
 
@@ -201,18 +200,8 @@ public class OakMapLincheckTest implements LincheckTestBase {
     // ---------------------------------------------------------------- the checks
 
     // Sized for CI (about 20 s here); -Doak.lincheck.scale=N multiplies the iterations for longer runs.
-    static final int MC_ITERATIONS = 30 * LincheckMaps.scale();
-    static final int MC_INVOCATIONS = 50;
-    static final int STRESS_ITERATIONS = 30 * LincheckMaps.scale();
-    static final int STRESS_INVOCATIONS = 500;
-
-    @Test
-    void modelChecking() {
-        LincheckMaps.modelCheck(OakMapLincheckTest.class, Spec.class, MC_ITERATIONS, MC_INVOCATIONS);
-    }
-
-    @Test
-    void stress() {
-        LincheckMaps.stress(OakMapLincheckTest.class, Spec.class, STRESS_ITERATIONS, STRESS_INVOCATIONS);
+    @Override
+    public Checks checks() {
+        return Checks.against(Spec.class).modelChecking(30, 50).stress(30, 500);
     }
 }

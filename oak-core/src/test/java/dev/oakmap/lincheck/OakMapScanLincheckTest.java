@@ -7,7 +7,6 @@ import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.LongGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
-import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -46,7 +45,7 @@ import java.util.Map;
 @Param(name = "gap", gen = IntGen.class, conf = "0:3")
 @Param(name = "key", gen = IntGen.class, conf = "0:8")
 @Param(name = "value", gen = LongGen.class, conf = "1:3")
-public class OakMapScanLincheckTest implements LincheckTestBase {
+public class OakMapScanLincheckTest implements LincheckTestBase.BothModes {
 
     static final int[] STABLE = {0, 2, 4, 6, 8};
 
@@ -171,18 +170,8 @@ public class OakMapScanLincheckTest implements LincheckTestBase {
     // ---------------------------------------------------------------- the checks
 
     // Sized for CI (about 20 s here); -Doak.lincheck.scale=N multiplies the iterations for longer runs.
-    static final int MC_ITERATIONS = 30 * LincheckMaps.scale();
-    static final int MC_INVOCATIONS = 50;
-    static final int STRESS_ITERATIONS = 20 * LincheckMaps.scale();
-    static final int STRESS_INVOCATIONS = 500;
-
-    @Test
-    void modelChecking() {
-        LincheckMaps.modelCheck(OakMapScanLincheckTest.class, Spec.class, MC_ITERATIONS, MC_INVOCATIONS);
-    }
-
-    @Test
-    void stress() {
-        LincheckMaps.stress(OakMapScanLincheckTest.class, Spec.class, STRESS_ITERATIONS, STRESS_INVOCATIONS);
+    @Override
+    public Checks checks() {
+        return Checks.against(Spec.class).modelChecking(30, 50).stress(20, 500);
     }
 }
