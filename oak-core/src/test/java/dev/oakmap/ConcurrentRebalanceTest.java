@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
@@ -15,6 +16,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -201,5 +203,99 @@ class ConcurrentRebalanceTest {
                 assertEquals(k, m.get(k * 10));
             }
         }
+    }
+
+    /** The failure {@link FailingPrefixes} injects. */
+    private static final class InjectedFailure extends RuntimeException {
+        InjectedFailure() {
+            super("injected: a key prefix that cannot be computed inside a rebalance");
+        }
+    }
+
+    /**
+     * Integer order whose prefix of a serialized key always throws (so the map computes stored keys'
+     * prefixes from deserialized ones, see {@code OakComparator#serializedKeyPrefix}) and whose
+     * prefix of a key object throws inside a rebalance while {@link #failing} is set: a rebalance
+     * that needs a new chunk's minimum prefix then fails.
+     */
+    private static final class FailingPrefixes implements OakComparator<Integer> {
+        private final OakComparator<Integer> order = OakCommonTypes.INTEGER_COMPARATOR;
+        volatile boolean failing;
+
+        @Override
+        public int compareKeys(Integer key1, Integer key2) {
+            return order.compareKeys(key1, key2);
+        }
+
+        @Override
+        public int compareSerializedKeys(OakScopedReadBuffer k1, OakScopedReadBuffer k2) {
+            return order.compareSerializedKeys(k1, k2);
+        }
+
+        @Override
+        public int compareKeyAndSerializedKey(Integer key, OakScopedReadBuffer serializedKey) {
+            return order.compareKeyAndSerializedKey(key, serializedKey);
+        }
+
+        @Override
+        public long keyPrefix(Integer key) {
+            if (failing && GatedComparator.insideRebalance()) {
+                throw new InjectedFailure();
+            }
+            return order.keyPrefix(key);
+        }
+
+        @Override
+        public long serializedKeyPrefix(OakScopedReadBuffer serializedKey) {
+            throw new UnsupportedOperationException("not this one");
+        }
+    }
+
+    /**
+     * A rebalance that fails while merging a chunk into its successor gives both chunks back. Most
+     * keys are removed from a map of small chunks while every rebalance that must compute a key
+     * prefix fails: a chunk that drops below a quarter of its capacity is merged with the next
+     * one, and the merge's split of the pair fails. Each removal either removes or fails with the
+     * injected exception (the rebalance it set off may fail after the removal itself took effect).
+     * Then, with prefixes working again, every key is written: a chunk left frozen by a failed
+     * merge would keep its writers waiting for ever, which the time limit turns into a failure.
+     */
+    @ParameterizedTest
+    @EnumSource(MemoryScheme.class)
+    void aRebalanceThatFailsWhileMergingGivesBothChunksBack(MemoryScheme scheme) {
+        FailingPrefixes comparator = new FailingPrefixes();
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            try (OakMap<Integer, Integer> m = new OakMapBuilder<>(OakCommonTypes.INTEGER_SERIALIZER,
+                    OakCommonTypes.INTEGER_SERIALIZER, comparator).chunkCapacity(16).memoryCapacity(64L << 20)
+                    .keyMemory(scheme).valueMemory(scheme).build()) {
+                int keys = 2_000;
+                for (int k = 0; k < keys; k++) {
+                    m.put(k, k);
+                }
+                comparator.failing = true;
+                int failed = 0;
+                for (int k = 0; k < keys; k++) {
+                    if (k % 8 != 0) {
+                        try {
+                            m.remove(k);
+                        } catch (InjectedFailure expected) {
+                            failed++;
+                        }
+                    }
+                }
+                comparator.failing = false;
+                assertTrue(failed > 0, "no rebalance failed: the test no longer reaches a failed merge");
+                for (int k = 0; k < keys; k += 8) {
+                    assertEquals(k, m.get(k), "a key no removal touched, after " + failed + " failed rebalances");
+                }
+                for (int k = 0; k < keys; k++) {
+                    m.put(k, -k);
+                }
+                assertEquals(keys, m.size());
+                for (int k = 0; k < keys; k++) {
+                    assertEquals(-k, m.get(k));
+                }
+            }
+        });
     }
 }

@@ -419,8 +419,16 @@ final class Rebalancer {
      * @param placeAll move every live pair into key order, not only those inserted since {@code c} was built
      */
     private void doRebalance(Chunk c, boolean placeAll, boolean locked) {
-        Entries live = takeBuffer();
-        Entries dropped = keys.reclaims() ? takeBuffer() : null;
+        Entries live, dropped;
+        try {
+            live = takeBuffer();
+            dropped = keys.reclaims() ? takeBuffer() : null;
+        } catch (RuntimeException | Error e) {
+            // no heap left for a scratch buffer: c is frozen already, and left so its writers
+            // would wait for ever
+            giveUp(c, null, locked);
+            throw e;
+        }
         try {
             doRebalance(c, placeAll, locked, live, dropped);
         } finally {
@@ -430,7 +438,8 @@ final class Rebalancer {
     }
 
     private void doRebalance(Chunk c, boolean placeAll, boolean locked, Entries live, Entries dropped) {
-        Chunk[] engaged = {c};
+        Chunk merged = null; // the next chunk, once this rebalance has claimed it to merge
+        Chunk[] engaged;
         boolean placing = false;
         long minCopy = Refs.NULL; // a copy of c's minimum key made by this rebalance alone
         Chunk[] replacements;
@@ -438,10 +447,11 @@ final class Rebalancer {
             Growth growth = copyLive(c, live, dropped);
             Chunk n = c.nextChunk; // racy: a chunk another rebalance has frozen is left to it
             if (n != null && live.size < capacity / 4 && n.tryFreeze()) {
-                engaged = new Chunk[] {c, n};
+                merged = n;
                 copyLive(n, live, dropped);
                 growth = Growth.SCATTERED;
             }
+            engaged = merged == null ? new Chunk[] {c} : new Chunk[] {c, merged};
             live.putFirst(c.minKey); // the first replacement inherits it (see "Key ownership")
             if (moves) {
                 placing = true;
@@ -461,7 +471,7 @@ final class Rebalancer {
                     }
                 }
             }
-            if (placeAll && engaged.length == 1 && c.allocatedCount() == c.sortedCount() && c.removals() == 0) {
+            if (placeAll && merged == null && c.allocatedCount() == c.sortedCount() && c.removals() == 0) {
                 // laid out anew, nothing else changed since its build: keep its shape (a packed
                 // chunk stays packed)
                 replacements = new Chunk[] {chunk(minKey, c.minPrefix, c.capacity(), live, 0, live.size)};
@@ -481,7 +491,7 @@ final class Rebalancer {
             if (placing) {
                 unplace(live);
             }
-            giveUp(engaged, locked);
+            giveUp(c, merged, locked);
             throw e;
         }
         if (locked) {
@@ -495,7 +505,7 @@ final class Rebalancer {
         lock.lock();
         try {
             if (closed.getAsBoolean()) {
-                giveUp(engaged, true);
+                giveUp(c, merged, true);
                 throw new OakClosedException();
             }
             link(engaged, replacements, live, dropped);
@@ -506,12 +516,15 @@ final class Rebalancer {
     }
 
     /**
-     * Unfreezes the chunks a failed rebalance engaged (nothing was replaced: the map stays as it
-     * was, e.g. closed mid-copy) and wakes the writers waiting for them.
+     * Unfreezes the chunks a failed rebalance claimed, {@code c} and the one it was merging
+     * ({@code merged}, or null), and wakes the writers waiting for them: nothing was replaced, so
+     * the map stays as it was (e.g. closed mid-copy). Allocates nothing, so that a rebalance out
+     * of heap still gives its chunks back.
      */
-    private void giveUp(Chunk[] engaged, boolean locked) {
-        for (Chunk x : engaged) {
-            x.unfreeze();
+    private void giveUp(Chunk c, Chunk merged, boolean locked) {
+        c.unfreeze();
+        if (merged != null) {
+            merged.unfreeze();
         }
         if (!locked) {
             lock.lock();
