@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -221,6 +222,7 @@ class ConcurrentRebalanceTest {
     private static final class FailingPrefixes implements OakComparator<Integer> {
         private final OakComparator<Integer> order = OakCommonTypes.INTEGER_COMPARATOR;
         volatile boolean failing;
+        final AtomicInteger thrown = new AtomicInteger();
 
         @Override
         public int compareKeys(Integer key1, Integer key2) {
@@ -240,6 +242,7 @@ class ConcurrentRebalanceTest {
         @Override
         public long keyPrefix(Integer key) {
             if (failing && GatedComparator.insideRebalance()) {
+                thrown.incrementAndGet();
                 throw new InjectedFailure();
             }
             return order.keyPrefix(key);
@@ -252,13 +255,13 @@ class ConcurrentRebalanceTest {
     }
 
     /**
-     * A rebalance that fails while merging a chunk into its successor gives both chunks back. Most
-     * keys are removed from a map of small chunks while every rebalance that must compute a key
-     * prefix fails: a chunk that drops below a quarter of its capacity is merged with the next
-     * one, and the merge's split of the pair fails. Each removal either removes or fails with the
-     * injected exception (the rebalance it set off may fail after the removal itself took effect).
-     * Then, with prefixes working again, every key is written: a chunk left frozen by a failed
-     * merge would keep its writers waiting for ever, which the time limit turns into a failure.
+     * A rebalance that fails while merging a chunk into its successor gives both chunks back, and
+     * the removal that set it off, which took effect, returns normally. Most keys are removed from
+     * a map of small chunks while every rebalance that must compute a key prefix fails: a chunk
+     * that drops below a quarter of its capacity is merged with the next one, and the merge's
+     * split of the pair fails. Then, with prefixes working again, every key is written: a chunk
+     * left frozen by a failed merge would keep its writers waiting for ever, which the time limit
+     * turns into a failure.
      */
     @ParameterizedTest
     @EnumSource(MemoryScheme.class)
@@ -273,18 +276,16 @@ class ConcurrentRebalanceTest {
                     m.put(k, k);
                 }
                 comparator.failing = true;
-                int failed = 0;
                 for (int k = 0; k < keys; k++) {
                     if (k % 8 != 0) {
-                        try {
-                            m.remove(k);
-                        } catch (InjectedFailure expected) {
-                            failed++;
-                        }
+                        assertEquals(k, m.remove(k), "removal of " + k);
+                        assertNull(m.get(k), "removed " + k);
                     }
                 }
                 comparator.failing = false;
+                int failed = comparator.thrown.get();
                 assertTrue(failed > 0, "no rebalance failed: the test no longer reaches a failed merge");
+                assertEquals(keys / 8, m.size());
                 for (int k = 0; k < keys; k += 8) {
                     assertEquals(k, m.get(k), "a key no removal touched, after " + failed + " failed rebalances");
                 }

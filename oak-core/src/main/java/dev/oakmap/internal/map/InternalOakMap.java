@@ -916,7 +916,7 @@ public final class InternalOakMap<K, V> {
     private void inserted(Chunk c) {
         size.increment();
         if (c.needsReorganization() && !c.isFrozen()) {
-            rebalance(c);
+            reorganize(c);
         }
     }
 
@@ -944,7 +944,7 @@ public final class InternalOakMap<K, V> {
     /** Compacts {@code c} now unless it is being (or was) replaced: for a cursor that met many dead entries. */
     void compact(Chunk c) {
         if (!c.isFrozen() && !c.isReleased()) {
-            rebalance(c);
+            reorganize(c);
         }
     }
 
@@ -1012,7 +1012,25 @@ public final class InternalOakMap<K, V> {
         size.decrement();
         c.countRemoval();
         if (c.needsCompaction() && !c.isFrozen()) {
+            reorganize(c);
+        }
+    }
+
+    /**
+     * Rebalances {@code c} as housekeeping, after the operation that calls this took effect (an
+     * insertion filled the chunk, removals emptied it, a scan met its dead entries). If user code
+     * fails inside (a key prefix or a key deserializer that throws), the rebalance gives the chunk
+     * back unchanged, and the failure is not the operation's: it returns normally, as an operation
+     * that took effect must. The next operation that cannot proceed without this rebalance (an
+     * insertion into the full chunk, see {@link #linkEntry}) fails with it instead, before it
+     * takes effect. So does a close meanwhile: the next operation finds the map closed. Errors
+     * propagate.
+     */
+    private void reorganize(Chunk c) {
+        try {
             rebalance(c);
+        } catch (RuntimeException e) {
+            // the chunk is as it was: see above
         }
     }
 
