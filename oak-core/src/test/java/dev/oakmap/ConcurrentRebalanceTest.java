@@ -299,4 +299,42 @@ class ConcurrentRebalanceTest {
             }
         });
     }
+
+    /**
+     * The other half of the rule above: an insertion that cannot proceed without a rebalance that
+     * fails (its chunk is full) fails with the user's exception and has no effect. From the first
+     * insertion on, every rebalance that needs a key prefix fails; each insertion either succeeds
+     * and its key is there, or fails with the injected exception and its key is absent.
+     */
+    @ParameterizedTest
+    @EnumSource(MemoryScheme.class)
+    void anInsertionThatNeedsAFailingRebalanceFailsWithoutEffect(MemoryScheme scheme) {
+        FailingPrefixes comparator = new FailingPrefixes();
+        comparator.failing = true;
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            try (OakMap<Integer, Integer> m = new OakMapBuilder<>(OakCommonTypes.INTEGER_SERIALIZER,
+                    OakCommonTypes.INTEGER_SERIALIZER, comparator).chunkCapacity(16).memoryCapacity(64L << 20)
+                    .keyMemory(scheme).valueMemory(scheme).build()) {
+                TreeMap<Integer, Integer> model = new TreeMap<>();
+                int failed = 0;
+                for (int k = 0; k < 200; k++) {
+                    try {
+                        assertNull(m.put(k, k));
+                        model.put(k, k);
+                    } catch (InjectedFailure expected) {
+                        failed++;
+                    }
+                    assertEquals(model.containsKey(k), m.containsKey(k), "key " + k + " after its put");
+                }
+                assertTrue(failed > 0, "no insertion needed a failing rebalance");
+                assertEquals(model, new TreeMap<>(m));
+                comparator.failing = false;
+                for (int k = 0; k < 200; k++) {
+                    m.put(k, -k);
+                }
+                assertEquals(200, m.size());
+                assertEquals(-199, m.get(199));
+            }
+        });
+    }
 }
