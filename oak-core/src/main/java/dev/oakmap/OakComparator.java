@@ -10,7 +10,10 @@ import java.util.Comparator;
  * {@code compareKeyAndSerializedKey(a, sb)} are the same. Implementations must be thread-safe.
  *
  * <p>If a comparison throws, the operation that called it fails with that exception and has no
- * effect on the map.
+ * effect on the map. The map also computes key prefixes when it reorganizes its metadata after
+ * an operation took effect; if that throws, the operation still returns normally, the
+ * reorganization is left undone, and the next operation that cannot proceed without it (an
+ * insertion that needs the room it would make) fails with the exception instead.
  *
  * @param <K> the key type
  */
