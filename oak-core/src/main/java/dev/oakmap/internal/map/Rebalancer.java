@@ -518,8 +518,10 @@ final class Rebalancer {
     /**
      * Unfreezes the chunks a failed rebalance claimed, {@code c} and the one it was merging
      * ({@code merged}, or null), and wakes the writers waiting for them: nothing was replaced, so
-     * the map stays as it was (e.g. closed mid-copy). Allocates nothing, so that a rebalance out
-     * of heap still gives its chunks back.
+     * the map stays as it was (e.g. closed mid-copy). It takes the two chunks rather than an
+     * array of them, and unfreezes them before anything else, so that a rebalance that ran out of
+     * heap still gives them back (the signal that follows may then fail: waiters look again
+     * every millisecond anyway).
      */
     private void giveUp(Chunk c, Chunk merged, boolean locked) {
         c.unfreeze();
