@@ -31,12 +31,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ConcurrentRebalanceTest {
 
-    /** Integer keys whose serialized prefix, read by the gated thread inside a rebalance, waits for the gate. */
-    private static final class GatedComparator implements OakComparator<Integer> {
-        private final OakComparator<Integer> order = OakCommonTypes.INTEGER_COMPARATOR;
-        volatile Thread gated;
-        final CountDownLatch stalled = new CountDownLatch(1);
-        final CountDownLatch gate = new CountDownLatch(1);
+    /** The order of {@link OakCommonTypes#INTEGER_COMPARATOR}, for comparators here that change only its prefixes. */
+    private abstract static class IntegerOrder implements OakComparator<Integer> {
+        final OakComparator<Integer> order = OakCommonTypes.INTEGER_COMPARATOR;
 
         @Override
         public int compareKeys(Integer key1, Integer key2) {
@@ -52,6 +49,13 @@ class ConcurrentRebalanceTest {
         public int compareKeyAndSerializedKey(Integer key, OakScopedReadBuffer serializedKey) {
             return order.compareKeyAndSerializedKey(key, serializedKey);
         }
+    }
+
+    /** Integer keys whose serialized prefix, read by the gated thread inside a rebalance, waits for the gate. */
+    private static final class GatedComparator extends IntegerOrder {
+        volatile Thread gated;
+        final CountDownLatch stalled = new CountDownLatch(1);
+        final CountDownLatch gate = new CountDownLatch(1);
 
         @Override
         public long keyPrefix(Integer key) {
@@ -219,25 +223,9 @@ class ConcurrentRebalanceTest {
      * prefix of a key object throws inside a rebalance while {@link #failing} is set: a rebalance
      * that needs a new chunk's minimum prefix then fails.
      */
-    private static final class FailingPrefixes implements OakComparator<Integer> {
-        private final OakComparator<Integer> order = OakCommonTypes.INTEGER_COMPARATOR;
+    private static final class FailingPrefixes extends IntegerOrder {
         volatile boolean failing;
         final AtomicInteger thrown = new AtomicInteger();
-
-        @Override
-        public int compareKeys(Integer key1, Integer key2) {
-            return order.compareKeys(key1, key2);
-        }
-
-        @Override
-        public int compareSerializedKeys(OakScopedReadBuffer k1, OakScopedReadBuffer k2) {
-            return order.compareSerializedKeys(k1, k2);
-        }
-
-        @Override
-        public int compareKeyAndSerializedKey(Integer key, OakScopedReadBuffer serializedKey) {
-            return order.compareKeyAndSerializedKey(key, serializedKey);
-        }
 
         @Override
         public long keyPrefix(Integer key) {
