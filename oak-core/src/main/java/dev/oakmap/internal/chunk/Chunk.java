@@ -744,7 +744,7 @@ public final class Chunk {
         return true;
     }
 
-    /** Undoes a {@link #freeze()} whose rebalance failed, so the chunk stays usable. */
+    /** Undoes a {@link #tryFreeze()} whose rebalance failed, so the chunk stays usable and can be claimed again. */
     public void unfreeze() {
         PENDING.getAndBitwiseAnd(this, ~FROZEN);
     }

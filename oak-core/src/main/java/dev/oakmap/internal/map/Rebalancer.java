@@ -250,8 +250,9 @@ final class Rebalancer {
      * Waits until chunk {@code c}, if a rebalance has it frozen, is replaced or given back: for an
      * operation that cannot publish in {@code c}. Returns at once if {@code c} is not frozen or
      * already released. Spins for up to {@link #SPIN_NANOS} first (most rebalances take less; an
-     * ingestion on two threads parked 352-589 times per million pairs without the spin, 132-133
-     * with it), then parks; an interrupt is kept for the caller.
+     * ingestion on two threads parked 352-589 times per million pairs without the spin, 117-233
+     * with it: docs/results.md, "Ingestion on two threads"), then parks; an interrupt is kept for
+     * the caller.
      *
      * @throws OakClosedException if the map is closed meanwhile
      */
