@@ -4,6 +4,7 @@ import dev.oakmap.OakComparator;
 import dev.oakmap.OakScopedReadBuffer;
 import dev.oakmap.OakSerializer;
 import dev.oakmap.internal.buffer.Codec;
+import dev.oakmap.internal.buffer.Layouts;
 import dev.oakmap.internal.memory.Refs;
 
 import java.lang.foreign.MemorySegment;
@@ -203,12 +204,7 @@ public class ByteStringComparator<K> implements OakComparator<K> {
     }
 
     private static long prefixOf(MemorySegment s) {
-        long n = Math.min(s.byteSize(), Long.BYTES);
-        long p = 0;
-        for (int i = 0; i < n; i++) {
-            p |= (long) Byte.toUnsignedInt(s.get(ValueLayout.JAVA_BYTE, i)) << (56 - 8 * i);
-        }
-        return p;
+        return Layouts.leadingLong(s, 0, s.byteSize());
     }
 
     /**

@@ -54,6 +54,12 @@ import java.util.function.LongPredicate;
  * 32 bits, which cannot tell small integers apart). 32 bits instead of 64 save 4 bytes per slot
  * and halve the lines a binary search touches.
  *
+ * <p>The 64-bit prefix is the comparator's, or, when the chunk has a {@link #head()}, the
+ * window after that head (see {@code KeyOps}, "Prefix windows"): keys that share their first
+ * bytes tie on the comparator's prefix, so a chunk whose keys share a head compares the bytes
+ * after it instead. The head is fixed when the chunk is built; every prefix of the chunk, stored
+ * or searched, is taken in its window ({@link #localPrefix(Object, long, KeyOps)}).
+ *
  * <h2>Freezing</h2>
  * {@code pending} counts published operations, with the {@link #FROZEN} bit on top. A rebalance
  * claims the chunk by setting the bit ({@link #tryFreeze}: whoever sets it first owns the chunk)
@@ -184,6 +190,8 @@ public final class Chunk {
     private final long prefixBase;
     /** The entries list: the entry after entry {@code ei}, as an unsigned index (see {@link #LINKS}). */
     private final char[] next;
+    /** The bytes this chunk's keys share, whose window its prefixes are taken in; null: the comparator's prefix. */
+    private final byte[] head;
 
     private volatile int allocated;
     /**
@@ -217,9 +225,11 @@ public final class Chunk {
      * @param srcPrefixes the entries' key prefixes, exact in their bits from {@code minShift} up
      *     (lower bits are ignored: see "Prefixes")
      * @param minShift the least shift the chunk's 32-bit prefixes may use
+     * @param head the head whose window {@code srcPrefixes} are taken in, or null for the
+     *     comparator's prefix (see "Prefixes"); not copied, never changed
      */
     public Chunk(long minKey, long minPrefix, int capacity, long[] srcKeys, long[] srcPrefixes, long[] srcValues,
-                 int from, int count, int minShift) {
+                 int from, int count, int minShift, byte[] head) {
         if (count > capacity || capacity > MAX_CAPACITY) {
             throw new IllegalArgumentException(count + " entries, capacity " + capacity + " (at most " + MAX_CAPACITY + ")");
         }
@@ -227,6 +237,7 @@ public final class Chunk {
         this.minPrefix = minPrefix;
         this.capacity = capacity;
         this.sortedCount = count;
+        this.head = head;
         if (count == 0) {
             this.prefixShift = Math.max(minShift, EMPTY_SHIFT);
             this.prefixBase = 0;
@@ -258,7 +269,7 @@ public final class Chunk {
 
     /** @return an empty chunk covering the whole key space (the initial chunk of a map) */
     public static Chunk empty(int capacity) {
-        return new Chunk(Refs.NULL, 0L, capacity, new long[0], new long[0], new long[0], 0, 0, 0);
+        return new Chunk(Refs.NULL, 0L, capacity, new long[0], new long[0], new long[0], 0, 0, 0, null);
     }
 
     // ---------------------------------------------------------------- prefixes
@@ -295,6 +306,17 @@ public final class Chunk {
         }
         return (int) d ^ Integer.MIN_VALUE;
     }
+
+    /**
+     * @return the 32-bit form, in this chunk, of {@code key}, whose comparator prefix is {@code kp}:
+     *     in the window after the chunk's head if it has one
+     */
+    private <K> int localPrefix(K key, long kp, KeyOps<K> ops) {
+        return localPrefix(head == null ? kp : ops.prefixAt(key, kp, head));
+    }
+
+    /** @return the head whose window this chunk's prefixes are taken in, or null for the comparator's prefix */
+    public byte[] head() { return head; }
 
     /** @return the shift of this chunk's 32-bit prefixes: the rebalancer's copies keep at least this one */
     public int prefixShift() { return prefixShift; }
@@ -335,7 +357,7 @@ public final class Chunk {
 
     /** Compares {@code key} (prefix {@code kp}) with the key of entry {@code ei}. */
     public <K> int compareAt(K key, long kp, int ei, KeyOps<K> ops) {
-        return compareLocal(key, localPrefix(kp), ei, ops);
+        return compareLocal(key, localPrefix(key, kp, ops), ei, ops);
     }
 
     /** {@link #compareAt} with the key's prefix in this chunk's 32-bit form. */
@@ -368,7 +390,7 @@ public final class Chunk {
      *     sorted key is greater (then the search starts at the head)
      */
     public <K> int floorSorted(K key, long kp, KeyOps<K> ops) {
-        return floorSorted(key, localPrefix(kp), sortedCount, ops);
+        return floorSorted(key, localPrefix(key, kp, ops), sortedCount, ops);
     }
 
     /** {@link #floorSorted(Object, long, KeyOps)} among the sorted entries {@code 1..hi}. */
@@ -500,7 +522,7 @@ public final class Chunk {
 
     /** @return the linked entry holding {@code key}, or {@link #NONE} */
     public <K> int lookUp(K key, long kp, KeyOps<K> ops) {
-        int lp = localPrefix(kp);
+        int lp = localPrefix(key, kp, ops);
         int start = startPoint(key, lp, ops);
         return start < 0 ? ~start : walk(key, lp, nextEntry(start), ops);
     }
@@ -525,7 +547,7 @@ public final class Chunk {
      *     or {@link #NONE}
      */
     public <K> int ceilingEntry(K key, long kp, boolean inclusive, KeyOps<K> ops) {
-        int lp = localPrefix(kp);
+        int lp = localPrefix(key, kp, ops);
         int cur = floorSorted(key, lp, sortedCount, ops);
         if (cur == NONE) {
             cur = nextEntry(NONE);
@@ -676,7 +698,7 @@ public final class Chunk {
      */
     public <K> int link(int ei, long keyRef, K key, long kp, KeyOps<K> ops) {
         refs[2 * ei] = keyRef; // published by the linking CAS below
-        int lp = localPrefix(kp);
+        int lp = localPrefix(key, kp, ops);
         prefixes[ei] = lp;
         int prev = startPoint(key, lp, ops);
         if (prev < 0) {

@@ -2,14 +2,18 @@ package dev.oakmap.internal.chunk;
 
 import dev.oakmap.OakComparator;
 import dev.oakmap.OakSerializer;
+import dev.oakmap.common.ByteStringComparator;
 import dev.oakmap.internal.buffer.Bytes;
 import dev.oakmap.internal.buffer.Codec;
+import dev.oakmap.internal.buffer.Layouts;
 import dev.oakmap.internal.buffer.SliceBuffer;
 import dev.oakmap.internal.memory.Refs;
 import dev.oakmap.internal.reclaim.SliceManager;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
+import java.util.Arrays;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -27,8 +31,27 @@ import java.util.concurrent.ThreadLocalRandom;
  * {@link Chunk#keysIntact}; Nova keys have no header and rely on this alone). A read without a
  * guard is for keys protected from deletion: the one a scan stands on, or keys read by the
  * rebalance that has frozen the chunk linking them (only that rebalance could delete them).
+ *
+ * <h2>Prefix windows</h2>
+ * The comparator's 64-bit key prefix decides most search steps on-heap, unless the keys share
+ * their first bytes: keys such as {@code "user1234..."}, or a tenant id followed by a row id,
+ * all tie on it, and every search step then reads a key off-heap. When the comparator orders
+ * serialized keys byte-wise (a {@link ByteStringComparator}), chunks and the index may instead
+ * compare a <em>window</em>: the 8 bytes after a <em>head</em> that the keys they hold share. A
+ * key's windowed prefix ({@link #windowed}) is those 8 bytes (big-endian, zero-padded) if its
+ * serialized form starts with the head, 0 if it orders below the head, and all ones above. That
+ * is monotone in the key order for any head, so a window is as sound a prefix as the
+ * comparator's own for every key, whether or not the key shares the head: keys that do not
+ * only tie at the ends, and compare in full. Each chunk picks its head when it is built, from
+ * its bounds ({@link #windowFor}), and so does each index snapshot from its first and last
+ * minimum keys; a {@code null} head stands for the comparator's own prefix, the only one for
+ * comparators that are not byte-wise.
  */
 public final class KeyOps<K> {
+    /** Bytes a longer shared head must gain over the current one before a chunk changes windows. */
+    public static final int MIN_WINDOW_GAIN = 4;
+    /** The longest head kept: longer shared runs are rare, and each search compares the head. */
+    private static final int MAX_HEAD = 256;
     private final OakSerializer<K> serializer;
     private final OakComparator<K> comparator;
     private final SliceManager slices;
@@ -50,6 +73,10 @@ public final class KeyOps<K> {
     private int writes;
     /** Whether dropped keys are reused while the map lives: the slice manager's answer, kept. */
     private final boolean reclaims;
+    /** Whether serialized keys order byte-wise, so that prefix windows apply (see "Prefix windows"). */
+    private final boolean byteOrdered;
+    /** Whether key objects are their own serialized form ({@code byte[]} keys), so that windows read them directly. */
+    private final boolean rawKeys;
     private static final int CHECKED_WRITES = 64;
     private static final int CHECK_EVERY = 1024;
 
@@ -58,6 +85,8 @@ public final class KeyOps<K> {
         this.comparator = comparator;
         this.slices = slices;
         this.reclaims = slices.reclaims();
+        this.byteOrdered = comparator instanceof ByteStringComparator;
+        this.rawKeys = comparator == (Object) ByteStringComparator.forByteArrays();
     }
 
     public OakComparator<K> comparator() {
@@ -138,6 +167,106 @@ public final class KeyOps<K> {
         }
         end(seg, keyRef, t, null, failure);
         return p;
+    }
+
+    // ---------------------------------------------------------------- prefix windows
+
+    /**
+     * @return the prefix of {@code key} (whose comparator prefix is {@code kp}) in the window after
+     *     {@code head}, or {@code kp} if {@code head} is null (see "Prefix windows")
+     * @throws dev.oakmap.OakSerializationException if the key must be serialized and its serializer fails
+     */
+    public long prefixAt(K key, long kp, byte[] head) {
+        if (head == null) {
+            return kp;
+        }
+        if (rawKeys) {
+            return windowed(MemorySegment.ofArray((byte[]) key), 0, ((byte[]) key).length, head);
+        }
+        int len = Codec.sizeOf(serializer, key, Refs.MAX_AUX); // no map holds a longer key
+        MemorySegment bytes = MemorySegment.ofArray(new byte[len]);
+        Codec.write(serializer, key, bytes, 0, len);
+        return windowed(bytes, 0, len, head);
+    }
+
+    /**
+     * The prefix of a key already in the map in the window after {@code head}: {@link #prefixOf(long)}
+     * if {@code head} is null. Reads the serialized bytes only, never user code.
+     *
+     * @throws StaleKeyException if the key was deleted
+     */
+    public long prefixOf(long keyRef, byte[] head) {
+        if (head == null) {
+            return prefixOf(keyRef);
+        }
+        MemorySegment seg = slices.segment(keyRef);
+        long t = begin(keyRef);
+        long p = 0;
+        Throwable failure = null;
+        try {
+            p = windowed(seg, slices.dataOffset(keyRef), slices.length(seg, keyRef), head);
+        } catch (Throwable e) {
+            failure = e;
+        }
+        end(seg, keyRef, t, null, failure);
+        return p;
+    }
+
+    /**
+     * The head to compare prefixes after, for keys between {@code lowerRef} and {@code upperRef}
+     * (a chunk's bounds, or the index's first and last minimum keys): {@code current} while both
+     * start with it and a longer shared head would not gain {@link #MIN_WINDOW_GAIN} bytes, so
+     * that a rebalance can keep the prefixes it copies; otherwise the bytes the two share (every
+     * key between them shares them too), or null (the comparator's prefix) if they share fewer
+     * than {@code MIN_WINDOW_GAIN} or a bound is {@link Refs#NULL} (unbounded). Always
+     * {@code current} for comparators that are not byte-wise.
+     *
+     * @param upperGuard the chunk {@code upperRef} is read from, or null if it is protected
+     *     ({@code lowerRef} must be)
+     * @throws StaleKeyException if {@code upperRef} was read through a chunk being deleted
+     */
+    public byte[] windowFor(long lowerRef, long upperRef, Chunk upperGuard, byte[] current) {
+        if (!byteOrdered) {
+            return current;
+        }
+        if (lowerRef == Refs.NULL || upperRef == Refs.NULL) {
+            return null;
+        }
+        int[] len = new int[1];
+        byte[] a = copy(lowerRef, new byte[64], len, null);
+        int alen = len[0];
+        byte[] b = copy(upperRef, new byte[64], len, upperGuard);
+        int blen = len[0];
+        int shared = Arrays.mismatch(a, 0, alen, b, 0, blen);
+        shared = Math.min(shared < 0 ? alen : shared, MAX_HEAD);
+        int d = current == null ? 0 : current.length;
+        boolean holds = current == null
+                || (startsWith(a, alen, current) && startsWith(b, blen, current));
+        if (holds && shared < d + MIN_WINDOW_GAIN) {
+            return current;
+        }
+        return shared >= MIN_WINDOW_GAIN ? Arrays.copyOf(a, shared) : null;
+    }
+
+    private static boolean startsWith(byte[] a, int len, byte[] head) {
+        return len >= head.length && Arrays.equals(a, 0, head.length, head, 0, head.length);
+    }
+
+    /**
+     * The windowed prefix of the serialized key {@code [off, off + len)} of {@code s}: the 8 bytes
+     * after {@code head}, big-endian and zero-padded, if the key starts with it; 0 if the key
+     * orders below it (it differs by a smaller byte, or is a proper prefix of it); all ones above.
+     */
+    static long windowed(MemorySegment s, long off, long len, byte[] head) {
+        int d = head.length;
+        long m = MemorySegment.mismatch(s, off, off + Math.min(len, d), MemorySegment.ofArray(head), 0, d);
+        if (m >= 0) {
+            if (m == len) {
+                return 0L; // a proper prefix of the head
+            }
+            return Byte.toUnsignedInt(s.get(ValueLayout.JAVA_BYTE, off + m)) < Byte.toUnsignedInt(head[(int) m]) ? 0L : -1L;
+        }
+        return Layouts.leadingLong(s, off + d, len - d);
     }
 
     /**

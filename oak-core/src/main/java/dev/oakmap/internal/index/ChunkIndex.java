@@ -16,15 +16,23 @@ import dev.oakmap.internal.chunk.KeyOps;
  * <p>A sorted array rather than a skiplist: with thousands of entries per chunk there are few
  * chunks, so republishing costs little, and a search touches one contiguous array instead of
  * a chain of nodes. The array also answers "the chunk before this one" for descending scans.
+ *
+ * <p>When the chunks' minimum keys share their first bytes (see {@link KeyOps}, "Prefix
+ * windows"), a snapshot compares the window after that head instead of the comparator's prefix:
+ * each {@link #replace} checks the head against the first and last minimum keys, and if it
+ * changes, reads every minimum key's prefix in the new window, under the rebalancer's lock, which
+ * keeps those keys from being deleted.
  */
 public final class ChunkIndex {
     /**
      * One immutable version of the index: the chunks and, beside them, their min-key prefixes and
      * min-key references. A search step that its prefix cannot decide reads the key reference
      * from the array, so the key's miss does not wait for the chunk object's; the chunk is read
-     * too, to validate the key, but in parallel with it.
+     * too, to validate the key, but in parallel with it. Searches compare {@code windowed}, the
+     * min keys' prefixes in the window after {@code head} ({@code prefixes} itself when
+     * {@code head} is null); {@code prefixes} are the comparator's, which find a chunk's place.
      */
-    private record Snapshot(Chunk[] chunks, long[] prefixes, long[] minKeys) {
+    private record Snapshot(Chunk[] chunks, long[] prefixes, long[] minKeys, byte[] head, long[] windowed) {
         static Snapshot of(Chunk[] chunks) {
             long[] p = new long[chunks.length];
             long[] k = new long[chunks.length];
@@ -32,7 +40,7 @@ public final class ChunkIndex {
                 p[i] = chunks[i].minPrefix;
                 k[i] = chunks[i].minKey;
             }
-            return new Snapshot(chunks, p, k);
+            return new Snapshot(chunks, p, k, null, p);
         }
     }
 
@@ -105,8 +113,10 @@ public final class ChunkIndex {
     /**
      * Replaces the consecutive chunks {@code old} (in order) with {@code replacements}. Called by
      * the rebalancer only, under the map's lock.
+     *
+     * @param ops reads the minimum keys when the snapshot's window changes
      */
-    public void replace(Chunk[] old, Chunk[] replacements) {
+    public void replace(Chunk[] old, Chunk[] replacements, KeyOps<?> ops) {
         Snapshot s = snapshot;
         Chunk[] a = s.chunks;
         int at = indexOf(s, old[0]);
@@ -131,7 +141,40 @@ public final class ChunkIndex {
         System.arraycopy(a, at + old.length, chunks, at + replacements.length, tail);
         System.arraycopy(s.prefixes, at + old.length, prefixes, at + replacements.length, tail);
         System.arraycopy(s.minKeys, at + old.length, minKeys, at + replacements.length, tail);
-        snapshot = new Snapshot(chunks, prefixes, minKeys); // volatile publication of the new snapshot
+        snapshot = windowed(s, chunks, prefixes, minKeys, at, replacements.length, ops); // volatile publication
+    }
+
+    /**
+     * The snapshot of the given arrays, with its window: {@code s}'s head if it still suits the
+     * first and last minimum keys (then only the {@code count} new chunks from {@code at} have
+     * their windowed prefixes read), else a new one, for which every minimum key's is. Never
+     * fails: if a key cannot be read, the snapshot compares the comparator's prefixes.
+     */
+    private static Snapshot windowed(Snapshot s, Chunk[] chunks, long[] prefixes, long[] minKeys, int at, int count,
+                                     KeyOps<?> ops) {
+        int n = chunks.length;
+        try {
+            // a[0] covers everything below a[1]: its minimum key is not compared
+            byte[] head = n < 3 ? null : ops.windowFor(minKeys[1], minKeys[n - 1], null, s.head);
+            if (head == null) {
+                return new Snapshot(chunks, prefixes, minKeys, null, prefixes);
+            }
+            long[] w = new long[n];
+            if (head == s.head) {
+                System.arraycopy(s.windowed, 0, w, 0, at);
+                System.arraycopy(s.windowed, s.windowed.length - (n - at - count), w, at + count, n - at - count);
+                for (int i = Math.max(at, 1); i < at + count; i++) {
+                    w[i] = ops.prefixOf(minKeys[i], head);
+                }
+            } else {
+                for (int i = 1; i < n; i++) {
+                    w[i] = ops.prefixOf(minKeys[i], head);
+                }
+            }
+            return new Snapshot(chunks, prefixes, minKeys, head, w);
+        } catch (RuntimeException e) {
+            return new Snapshot(chunks, prefixes, minKeys, null, prefixes);
+        }
     }
 
     /** Drops every chunk (when the map is closed), keeping one empty chunk so lookups stay safe. */
@@ -141,8 +184,9 @@ public final class ChunkIndex {
 
     private static <K> int floor(Snapshot s, K key, long kp, KeyOps<K> ops, boolean inclusive) {
         Chunk[] a = s.chunks;
-        long[] p = s.prefixes;
+        long[] p = s.windowed;
         long[] k = s.minKeys;
+        kp = ops.prefixAt(key, kp, s.head);
         int lo = 1, hi = a.length - 1, found = 0; // a[0] covers everything below a[1]
         while (lo <= hi) {
             int mid = (lo + hi) >>> 1;

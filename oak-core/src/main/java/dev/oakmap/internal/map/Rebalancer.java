@@ -4,6 +4,7 @@ import dev.oakmap.OakClosedException;
 import dev.oakmap.OakOutOfMemoryException;
 import dev.oakmap.internal.chunk.Chunk;
 import dev.oakmap.internal.chunk.KeyOps;
+import dev.oakmap.internal.chunk.StaleKeyException;
 import dev.oakmap.internal.index.ChunkIndex;
 import dev.oakmap.internal.reclaim.SliceManager;
 import dev.oakmap.internal.memory.Refs;
@@ -453,6 +454,9 @@ final class Rebalancer {
                 growth = Growth.SCATTERED;
             }
             engaged = merged == null ? new Chunk[] {c} : new Chunk[] {c, merged};
+            // racy, like the read of n above: its minimum key, the replacements' upper bound, is
+            // read validated against it, and the rebalance that replaces it keeps that key's bytes
+            Chunk after = engaged[engaged.length - 1].nextChunk;
             live.putFirst(c.minKey); // the first replacement inherits it (see "Key ownership")
             if (moves) {
                 placing = true;
@@ -475,15 +479,15 @@ final class Rebalancer {
             if (placeAll && merged == null && c.allocatedCount() == c.sortedCount() && c.removals() == 0) {
                 // laid out anew, nothing else changed since its build: keep its shape (a packed
                 // chunk stays packed)
-                replacements = new Chunk[] {chunk(minKey, c.minPrefix, c.capacity(), live, 0, live.size)};
+                replacements = new Chunk[] {chunk(minKey, c.minPrefix, c.capacity(), live, 0, live.size, after)};
             } else if (growth == Growth.SCATTERED) {
-                replacements = build(minKey, c.minPrefix, live, pieces(live.size), ratio);
+                replacements = build(minKey, c.minPrefix, live, pieces(live.size), ratio, after);
             } else if (live.size > capacity - appendRoom()) {
-                replacements = growth == Growth.PREPENDED ? buildPackedBehind(minKey, c.minPrefix, live)
-                        : buildPacked(minKey, c.minPrefix, live);
+                replacements = growth == Growth.PREPENDED ? buildPackedBehind(minKey, c.minPrefix, live, after)
+                        : buildPacked(minKey, c.minPrefix, live, after);
             } else {
                 double room = growth == Growth.PAST_THE_END ? ratio : Math.max(ratio, APPEND_GROWTH);
-                replacements = build(minKey, c.minPrefix, live, 1, room);
+                replacements = build(minKey, c.minPrefix, live, 1, room, after);
             }
         } catch (RuntimeException | Error e) {
             if (minCopy != Refs.NULL) {
@@ -560,7 +564,7 @@ final class Rebalancer {
         if (pred != null) {
             pred.nextChunk = replacements[0];
         }
-        index.replace(engaged, replacements);
+        index.replace(engaged, replacements, keys);
         if (moves) {
             finishMoves(live, dropped);
         }
@@ -741,7 +745,15 @@ final class Rebalancer {
      */
     private Growth copyLive(Chunk c, Entries out, Entries dropped) {
         boolean check = c.removals() > 0;
-        out.shift = Math.max(out.shift, c.prefixShift()); // the copied prefixes are exact down to it
+        if (!out.windowed) {
+            out.head = c.head(); // the first chunk copied sets the window of the copied prefixes
+            out.windowed = true;
+        }
+        // prefixes in another window (a merged neighbour's) are read from the keys, exactly
+        boolean sameWindow = Arrays.equals(out.head, c.head());
+        if (sameWindow) {
+            out.shift = Math.max(out.shift, c.prefixShift()); // the copied prefixes are exact down to it
+        }
         ListShape shape = new ListShape();
         // The list is, in order: the entries linked before the first sorted entry, then each
         // sorted entry followed by those linked after it. Every linked entry went in between two
@@ -751,24 +763,28 @@ final class Rebalancer {
         // links waits for each link's load: a rebalance finds its chunk's arrays partly out of
         // the caches. A chain stops at any sorted entry, so no sorted entry is copied twice.
         for (int ei = c.nextEntry(Chunk.NONE); ei != Chunk.NONE && !c.isSorted(ei); ei = c.nextEntry(ei)) {
-            copyEntry(c, ei, check, out, dropped, shape);
+            copyEntry(c, ei, check, sameWindow, out, dropped, shape);
         }
         for (int s = 1, sorted = c.sortedCount(); s <= sorted; s++) {
-            copyEntry(c, s, check, out, dropped, shape);
+            copyEntry(c, s, check, sameWindow, out, dropped, shape);
             for (int ei = c.nextEntry(s); ei != Chunk.NONE && !c.isSorted(ei); ei = c.nextEntry(ei)) {
-                copyEntry(c, ei, check, out, dropped, shape);
+                copyEntry(c, ei, check, sameWindow, out, dropped, shape);
             }
         }
         return shape.growth(c.sortedCount(), check);
     }
 
-    /** {@link #copyLive} of entry {@code ei}, the next in list order. */
-    private void copyEntry(Chunk c, int ei, boolean check, Entries out, Entries dropped, ListShape shape) {
+    /**
+     * {@link #copyLive} of entry {@code ei}, the next in list order; {@code sameWindow}: whether
+     * {@code c}'s prefixes are in the window of {@code out}'s.
+     */
+    private void copyEntry(Chunk c, int ei, boolean check, boolean sameWindow, Entries out, Entries dropped,
+                           ListShape shape) {
         shape.visit(c.isSorted(ei), ei);
         long v = c.valueRef(ei);
         if (v != Refs.NULL && (!check || values.isLive(v))) {
             long k = c.keyRef(ei);
-            out.add(k, c.prefixKnown(ei) ? c.prefixFloor(ei) : keys.prefixOf(k), v, c, ei);
+            out.add(k, sameWindow && c.prefixKnown(ei) ? c.prefixFloor(ei) : keys.prefixOf(k, out.head), v, c, ei);
         } else if (dropped != null) {
             dropped.add(c.keyRef(ei), 0, Refs.NULL, null, Chunk.NONE);
         }
@@ -843,12 +859,12 @@ final class Rebalancer {
      * entries go into one chunk with almost no spare slots, since the appends that filled it
      * will go on past its range; the rest start a chunk that takes them.
      */
-    private Chunk[] buildPacked(long minKey, long minPrefix, Entries live) {
+    private Chunk[] buildPacked(long minKey, long minPrefix, Entries live, Chunk after) {
         int split = live.size - appendRoom();
         int spare = Math.max(1, Math.min(16, capacity / 16)); // for a few out-of-order stragglers
-        Chunk left = chunk(minKey, minPrefix, Math.min(capacity, split + spare), live, 0, split);
+        Chunk left = chunk(minKey, minPrefix, Math.min(capacity, split + spare), live, 0, split, null);
         Chunk right = chunk(live.keys[split], keys.prefixOf(live.keys[split]),
-                slotsFor(live.size - split, capacity, ratio), live, split, live.size - split);
+                slotsFor(live.size - split, capacity, ratio), live, split, live.size - split, after);
         left.nextChunk = right;
         return new Chunk[] {left, right};
     }
@@ -859,12 +875,13 @@ final class Rebalancer {
      * takes the next prepends (it keeps the old chunk's minimum key, below which they land), and
      * the rest go into one chunk with almost no spare slots.
      */
-    private Chunk[] buildPackedBehind(long minKey, long minPrefix, Entries live) {
+    private Chunk[] buildPackedBehind(long minKey, long minPrefix, Entries live, Chunk after) {
         int split = appendRoom();
         int spare = Math.max(1, Math.min(16, capacity / 16)); // for a few out-of-order stragglers
-        Chunk front = chunk(minKey, minPrefix, slotsFor(split, capacity, Math.max(ratio, APPEND_GROWTH)), live, 0, split);
+        Chunk front = chunk(minKey, minPrefix, slotsFor(split, capacity, Math.max(ratio, APPEND_GROWTH)), live, 0, split,
+                null);
         Chunk back = chunk(live.keys[split], keys.prefixOf(live.keys[split]),
-                Math.min(capacity, live.size - split + spare), live, split, live.size - split);
+                Math.min(capacity, live.size - split + spare), live, split, live.size - split, after);
         front.nextChunk = back;
         return new Chunk[] {front, back};
     }
@@ -873,7 +890,7 @@ final class Rebalancer {
      * Builds {@code pieces} chunks of about equal size from {@code live}, each with slots for the
      * unsorted entries that {@code growth} (as a fraction of its sorted ones) allows.
      */
-    private Chunk[] build(long minKey, long minPrefix0, Entries live, int pieces, double growth) {
+    private Chunk[] build(long minKey, long minPrefix0, Entries live, int pieces, double growth, Chunk after) {
         int total = live.size;
         Chunk[] out = new Chunk[pieces];
         for (int p = 0; p < pieces; p++) {
@@ -882,7 +899,8 @@ final class Rebalancer {
             long min = p == 0 ? minKey : live.keys[from];
             // a chunk's minimum prefix must be exact (the index compares it): live's may be floors
             long minPrefix = p == 0 ? minPrefix0 : keys.prefixOf(min);
-            out[p] = chunk(min, minPrefix, slotsFor(to - from, capacity, growth), live, from, to - from);
+            out[p] = chunk(min, minPrefix, slotsFor(to - from, capacity, growth), live, from, to - from,
+                    p == pieces - 1 ? after : null);
             if (p > 0) {
                 out[p - 1].nextChunk = out[p];
             }
@@ -894,21 +912,53 @@ final class Rebalancer {
      * Builds a chunk of {@code count} entries of {@code live} from {@code from}. Their prefixes
      * are exact down to {@code live.shift} only, the least shift the chunk may use; if a finer
      * one would tell apart many keys that it leaves tied, their exact prefixes are read first
-     * (see {@link Chunk}, "Prefixes").
+     * (see {@link Chunk}, "Prefixes"). The chunk's head (see {@link KeyOps}, "Prefix windows")
+     * is what its bounds share: {@code minKey} and the key after its range, which is the entry
+     * after the last one, or, for the last chunk of a rebalance, the minimum key of
+     * {@code after} (the chunk after the rebalanced ones, or null); every key the chunk will ever
+     * hold lies between them, so none falls outside the head. The first and the last chunk of the
+     * map, unbounded, take their first or last key as that bound: keys inserted beyond it later
+     * may fall outside the head, and then tie with each other (as every key of a map whose keys
+     * share their first 8 bytes would under the comparator's prefix) until the next rebalance.
+     *
+     * @param after the chunk after this one if it is the last of the rebalance, else null
      */
-    private Chunk chunk(long minKey, long minPrefix, int slots, Entries live, int from, int count) {
+    private Chunk chunk(long minKey, long minPrefix, int slots, Entries live, int from, int count, Chunk after) {
         int shift = live.shift;
+        byte[] head = live.head;
+        long upper = after != null ? after.minKey : from + count < live.size ? live.keys[from + count] : Refs.NULL;
+        Chunk upperGuard = after;
+        if (upper == Refs.NULL && count > 0) {
+            upper = live.keys[from + count - 1]; // the map's last chunk: what its keys share now
+            upperGuard = null;
+        }
+        long lower = minKey == Refs.NULL && count > 0 ? live.keys[from] : minKey; // likewise for the first
+        byte[] w;
+        try {
+            w = keys.windowFor(lower, upper, upperGuard, head);
+        } catch (StaleKeyException e) {
+            w = head; // after was rebalanced meanwhile: any head is sound, this one needs no reads
+        }
+        {
+            if (w != head) { // keys that share more than the head, or no longer all of it
+                for (int i = from; i < from + count; i++) {
+                    live.prefixes[i] = keys.prefixOf(live.keys[i], w);
+                }
+                head = w;
+                shift = 0;
+            }
+        }
         if (count > 1 && shift > 0) {
             long lo = live.prefixes[from], hi = live.prefixes[from + count - 1];
             int s = Chunk.shiftFor(lo, hi, shift);
             if (Chunk.shiftFor(lo, hi, 0) < s && ties(live.prefixes, from, count, s) > count / TIES_TO_REFINE) {
                 for (int i = from; i < from + count; i++) {
-                    live.prefixes[i] = keys.prefixOf(live.keys[i]);
+                    live.prefixes[i] = keys.prefixOf(live.keys[i], head);
                 }
                 shift = 0;
             }
         }
-        return new Chunk(minKey, minPrefix, slots, live.keys, live.prefixes, live.values, from, count, shift);
+        return new Chunk(minKey, minPrefix, slots, live.keys, live.prefixes, live.values, from, count, shift, head);
     }
 
     /** @return how many of {@code count} prefixes from {@code from} equal their predecessor's above bit {@code shift} */
@@ -962,6 +1012,10 @@ final class Rebalancer {
         int size;
         /** The prefixes are exact in their bits from this one up (see {@link Chunk}, "Prefixes"). */
         int shift;
+        /** The head whose window the prefixes are taken in (null: the comparator's prefix), once {@link #windowed}. */
+        byte[] head;
+        /** Whether {@link #head} was set, by the first chunk copied. */
+        boolean windowed;
 
         /**
          * @param tracksSources whether to keep where each entry came from: only maps that move
@@ -994,6 +1048,8 @@ final class Rebalancer {
             }
             size = 0;
             shift = 0;
+            head = null;
+            windowed = false;
             return this;
         }
 

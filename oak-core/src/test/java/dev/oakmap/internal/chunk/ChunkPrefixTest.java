@@ -34,7 +34,7 @@ class ChunkPrefixTest {
     private static Chunk chunkOf(long[] prefixes, int minShift) {
         long[] refs = new long[prefixes.length];
         return new Chunk(0, prefixes.length == 0 ? 0 : prefixes[0], prefixes.length + 8, refs, prefixes, refs, 0,
-                prefixes.length, minShift);
+                prefixes.length, minShift, null);
     }
 
     @Test
