@@ -175,9 +175,10 @@ public final class Bench {
 
         log.printf("Oak bench: %d runs (%d maps x %d workloads x threads %s x %d reps, less shared/unsupported)%n",
                 plan.size(), o.maps.size(), o.workloads.size(), java.util.Arrays.toString(o.threads), o.reps);
-        log.printf("keys %,d (%,d pairs ingested, %s), %d B keys, %d B values, %s, %.1f s after %.1f s warm-up%n",
+        log.printf("keys %,d (%,d pairs ingested, %s), %d B keys%s, %d B values, %s, %.1f s after %.1f s warm-up%n",
                 o.keys, o.ingestedPairs(), o.ascendingKeys() ? "in key order" : "in random order", o.keySize,
-                o.valueSize, o.distribution, o.duration, o.warmup);
+                o.keyHead == 0 ? "" : " (the first " + o.keyHead + " shared)", o.valueSize, o.distribution,
+                o.duration, o.warmup);
         for (MapKind m : o.maps) {
             Options.Budget b = o.budget(m);
             log.printf("  %-11s heap %s%s%n", m.name(), Options.size(b.heap()),
@@ -240,6 +241,7 @@ public final class Bench {
             row.put("value_size", Integer.toString(o.valueSize));
             row.put("distribution", o.distribution.equals("zipf") ? "zipf-" + o.zipfTheta : "uniform");
             row.put("key_order", o.keyOrder);
+            row.put("key_head", Integer.toString(o.keyHead));
             row.put("duration_s", Double.toString(o.duration));
             row.put("warmup_s", Double.toString(o.warmup));
             row.put("scan", Integer.toString(Math.min(o.scan, o.ingestedPairs())));

@@ -139,10 +139,10 @@ public final class Demonstration {
         int warmPairs = Math.min(cfg.pairs, 50_000);
         if (cfg.warmup > 0) {
             try (BenchMap oak = OakBenchMap.zeroCopy(0)) {
-                PointRunner.ingest(oak, order, warmPairs, 1, cfg.seed, cfg.keySize, false, valueTemplate, Long.MAX_VALUE);
+                PointRunner.ingest(oak, order, warmPairs, 1, cfg.seed, cfg.keySize, Keys.Layout.PLAIN, valueTemplate, Long.MAX_VALUE);
             }
             try (BenchMap cslm = new CslmBenchMap()) {
-                PointRunner.ingest(cslm, order, warmPairs, 1, cfg.seed, cfg.keySize, false, valueTemplate, Long.MAX_VALUE);
+                PointRunner.ingest(cslm, order, warmPairs, 1, cfg.seed, cfg.keySize, Keys.Layout.PLAIN, valueTemplate, Long.MAX_VALUE);
             }
         }
 
@@ -223,7 +223,7 @@ public final class Demonstration {
     /** Ingests keys {@code 0..pairs-1} on one thread and checks the size. @return pairs/s */
     private static double ingest(BenchMap map, int[] order, Config cfg, byte[] value) throws InterruptedException {
         long t0 = System.nanoTime();
-        long n = PointRunner.ingest(map, order, cfg.pairs, 1, cfg.seed, cfg.keySize, false, value, Long.MAX_VALUE);
+        long n = PointRunner.ingest(map, order, cfg.pairs, 1, cfg.seed, cfg.keySize, Keys.Layout.PLAIN, value, Long.MAX_VALUE);
         double seconds = (System.nanoTime() - t0) / 1e9;
         if (n != cfg.pairs || map.size() != cfg.pairs) {
             throw new IllegalStateException("the map holds " + map.size() + " pairs, expected " + cfg.pairs);

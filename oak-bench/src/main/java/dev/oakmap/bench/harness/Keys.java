@@ -16,6 +16,9 @@ import java.util.SplittableRandom;
  * <p>With {@code --key-order ascending}, the first {@link #INDEX_BYTES} bytes of key {@code i} are
  * {@code i} instead, big-endian, so that key order (unsigned, byte by byte) is index order, and the
  * ingestion stage inserts its keys in that order: keys that arrive in order, such as timestamps.
+ * With {@code --key-head B}, the first {@code B} bytes of every key are the same (and the index,
+ * if ascending, follows them): distinct keys then differ only after them, as keys that start with
+ * a table or tenant name do.
  */
 final class Keys {
 
@@ -35,14 +38,35 @@ final class Keys {
     static final int INDEX_BYTES = 4;
 
     /**
-     * Writes key {@code i} into {@code out} (all of it): {@link #key(long, int, byte[])}, with
-     * {@code i} in its first {@link #INDEX_BYTES} bytes if {@code ascending}.
+     * How keys are laid out beyond their random bytes.
+     *
+     * @param ascending whether key {@code i} carries {@code i} in the {@link #INDEX_BYTES} bytes
+     *     after its head, so that key order is index order ({@code --key-order ascending})
+     * @param head how many leading bytes every key shares ({@code --key-head}): a constant run,
+     *     as keys that start with a table, tenant or type name have
      */
-    static void key(long seed, int i, byte[] out, boolean ascending) {
+    record Layout(boolean ascending, int head) {
+        /** Random keys, no shared head: the default. */
+        static final Layout PLAIN = new Layout(false, 0);
+    }
+
+    /** The bytes shared by every key's head, repeated as needed. */
+    private static final byte[] HEAD = "tenant-0042/orders/".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
+    /**
+     * Writes key {@code i} into {@code out} (all of it): {@link #key(long, int, byte[])}, with
+     * its first {@code layout.head()} bytes the shared head, and {@code i} in the
+     * {@link #INDEX_BYTES} bytes after them if {@code layout.ascending()}.
+     */
+    static void key(long seed, int i, byte[] out, Layout layout) {
         key(seed, i, out);
-        if (ascending) {
+        int head = Math.min(layout.head(), out.length);
+        for (int b = 0; b < head; b++) {
+            out[b] = HEAD[b % HEAD.length];
+        }
+        if (layout.ascending()) {
             for (int b = 0; b < INDEX_BYTES; b++) {
-                out[b] = (byte) (i >>> (8 * (INDEX_BYTES - 1 - b)));
+                out[head + b] = (byte) (i >>> (8 * (INDEX_BYTES - 1 - b)));
             }
         }
     }

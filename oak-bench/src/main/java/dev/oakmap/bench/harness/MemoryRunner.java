@@ -163,7 +163,7 @@ final class MemoryRunner {
         long lastProgress = t0;
         long lastCheck = t0;
         for (int i = 0; n < target && i < Integer.MAX_VALUE; i++) {
-            Keys.key(o.seed, i, key, o.ascendingKeys());
+            Keys.key(o.seed, i, key, o.keyLayout());
             try {
                 if (s.putIfAbsent(key)) {
                     n++;

@@ -38,6 +38,8 @@ final class Options {
     String distribution = "uniform";
     /** "random", or "ascending": keys follow their index's order, and ingestion runs in key order. */
     String keyOrder = "random";
+    /** Leading bytes every key shares ({@code --key-head}). */
+    int keyHead;
     double zipfTheta = 0.99;
     long ram;      // 0: derived
     long heap;     // 0: derived
@@ -87,6 +89,8 @@ final class Options {
               --distribution D    uniform | zipf (default uniform)   --zipf-theta T (default 0.99)
               --key-order O       random | ascending: the ingestion stage inserts its keys in random order, or
                                   in key order, as time-ordered keys arrive (default random)
+              --key-head B        leading bytes every key shares, as keys that start with a table or tenant
+                                  name do (default 0)
               --scan N            pairs per scan (default 10000)
               --ram SIZE          RAM budget per run, the same for every map: on-heap maps get it all as heap,
                                   off-heap maps get --offheap off-heap and the rest as heap (default: derived)
@@ -257,6 +261,7 @@ final class Options {
             case "reps" -> reps = Integer.parseInt(v.trim());
             case "distribution" -> distribution = v.trim().toLowerCase(Locale.ROOT);
             case "key-order" -> keyOrder = v.trim().toLowerCase(Locale.ROOT);
+            case "key-head" -> keyHead = Integer.parseInt(v.trim());
             case "zipf-theta" -> zipfTheta = Double.parseDouble(v.trim());
             case "ram" -> ram = parseSize(v);
             case "heap" -> heap = parseSize(v);
@@ -316,10 +321,19 @@ final class Options {
             // was thrown from there, after the plan was printed, as a stack trace
             maps.forEach(this::budget);
         }
-        if (ascendingKeys() && keySize < Keys.INDEX_BYTES) {
+        if (ascendingKeys() && keySize < keyHead + Keys.INDEX_BYTES) {
             throw new IllegalArgumentException("key-order ascending needs keys of at least " + Keys.INDEX_BYTES
-                    + " bytes, which carry the key's index: " + keySize);
+                    + " bytes after the key head, which carry the key's index: " + keySize);
         }
+        if (keyHead < 0 || (keyHead > 0 && keyHead > keySize - Long.BYTES)) {
+            // fewer than 8 bytes after the head could not tell the range's keys apart
+            throw new IllegalArgumentException("key-head must be in [0, key-size - 8]: " + keyHead);
+        }
+    }
+
+    /** @return how keys are laid out: {@code --key-order} and {@code --key-head} */
+    Keys.Layout keyLayout() {
+        return new Keys.Layout(ascendingKeys(), keyHead);
     }
 
     /** @return true if keys follow their index's order and are ingested in it ({@code --key-order ascending}) */
@@ -551,6 +565,7 @@ final class Options {
                 "--keys", Integer.toString(keys), "--key-size", Integer.toString(keySize),
                 "--value-size", Integer.toString(valueSize), "--duration", Double.toString(duration),
                 "--warmup", Double.toString(warmup), "--distribution", distribution, "--key-order", keyOrder,
+                "--key-head", Integer.toString(keyHead),
                 "--zipf-theta", Double.toString(zipfTheta), "--scan", Integer.toString(scan),
                 "--seed", Long.toString(seed), "--rep", Integer.toString(repetition),
                 "--ram-pairs", Integer.toString(pairs), "--stall", Double.toString(stall)));

@@ -69,7 +69,7 @@ final class PointRunner {
             int maps = 0;
             do {
                 try (BenchMap warm = kind.factory().apply(offHeapCapacity)) {
-                    n += ingest(warm, perm, pairs, ingestThreads, keySeed, o.keySize, o.ascendingKeys(),
+                    n += ingest(warm, perm, pairs, ingestThreads, keySeed, o.keySize, o.keyLayout(),
                             valueTemplate, deadline);
                     maps++;
                 }
@@ -84,7 +84,7 @@ final class PointRunner {
             int[] perm = ingestionOrder(o, pairs, runSeed);
             long[] gcIngest0 = gcStats();
             long t0 = System.nanoTime();
-            long ingested = ingest(map, perm, pairs, ingestThreads, keySeed, o.keySize, o.ascendingKeys(),
+            long ingested = ingest(map, perm, pairs, ingestThreads, keySeed, o.keySize, o.keyLayout(),
                     valueTemplate, Long.MAX_VALUE);
             double ingestSeconds = (System.nanoTime() - t0) / 1e9;
             long[] gcIngest1 = gcStats();
@@ -190,7 +190,7 @@ final class PointRunner {
      * @return the number of pairs inserted
      */
     static long ingest(BenchMap map, int[] perm, int pairs, int threads, long keySeed, int keySize,
-                       boolean ascendingKeys, byte[] value, long deadline) throws InterruptedException {
+                       Keys.Layout layout, byte[] value, long deadline) throws InterruptedException {
         long[] inserted = new long[threads];
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Thread[] ts = new Thread[threads];
@@ -203,7 +203,7 @@ final class PointRunner {
                     long n = 0;
                     int step = 0;
                     for (int i = id; i < pairs; i += threads) {
-                        Keys.key(keySeed, perm[i], key, ascendingKeys);
+                        Keys.key(keySeed, perm[i], key, layout);
                         if (s.putIfAbsent(key)) {
                             n++;
                         }
@@ -237,29 +237,29 @@ final class PointRunner {
     }
 
     private static Op op(Workload w, BenchMap.Session s, Keys.Chooser c, SplittableRandom rnd, byte[] key,
-                         long keySeed, boolean ascending, int scan) {
+                         long keySeed, Keys.Layout layout, int scan) {
         return switch (w) {
-            case PUT -> () -> s.put(next(c, keySeed, ascending, key));
-            case UPDATE -> () -> s.update(next(c, keySeed, ascending, key));
-            case GET_ZC -> () -> s.get(next(c, keySeed, ascending, key));
-            case GET_COPY -> () -> s.getCopy(next(c, keySeed, ascending, key));
-            case MIX95 -> () -> rnd.nextInt(100) < 95 ? s.get(next(c, keySeed, ascending, key)) : s.put(next(c, keySeed, ascending, key));
-            case SCAN_ASC -> () -> s.scan(next(c, keySeed, ascending, key), scan, false, false);
-            case SCAN_DESC -> () -> s.scan(next(c, keySeed, ascending, key), scan, true, false);
-            case SCAN_ASC_STREAM -> () -> s.scan(next(c, keySeed, ascending, key), scan, false, true);
-            case SCAN_DESC_STREAM -> () -> s.scan(next(c, keySeed, ascending, key), scan, true, true);
-            case CHURN -> () -> rnd.nextBoolean() ? s.put(next(c, keySeed, ascending, key)) : s.remove(next(c, keySeed, ascending, key));
+            case PUT -> () -> s.put(next(c, keySeed, layout, key));
+            case UPDATE -> () -> s.update(next(c, keySeed, layout, key));
+            case GET_ZC -> () -> s.get(next(c, keySeed, layout, key));
+            case GET_COPY -> () -> s.getCopy(next(c, keySeed, layout, key));
+            case MIX95 -> () -> rnd.nextInt(100) < 95 ? s.get(next(c, keySeed, layout, key)) : s.put(next(c, keySeed, layout, key));
+            case SCAN_ASC -> () -> s.scan(next(c, keySeed, layout, key), scan, false, false);
+            case SCAN_DESC -> () -> s.scan(next(c, keySeed, layout, key), scan, true, false);
+            case SCAN_ASC_STREAM -> () -> s.scan(next(c, keySeed, layout, key), scan, false, true);
+            case SCAN_DESC_STREAM -> () -> s.scan(next(c, keySeed, layout, key), scan, true, true);
+            case CHURN -> () -> rnd.nextBoolean() ? s.put(next(c, keySeed, layout, key)) : s.remove(next(c, keySeed, layout, key));
             case RW_MIX -> () -> {
                 int p = rnd.nextInt(4);
-                return p == 0 ? s.put(next(c, keySeed, ascending, key))
-                        : p == 1 ? s.remove(next(c, keySeed, ascending, key)) : s.get(next(c, keySeed, ascending, key));
+                return p == 0 ? s.put(next(c, keySeed, layout, key))
+                        : p == 1 ? s.remove(next(c, keySeed, layout, key)) : s.get(next(c, keySeed, layout, key));
             };
             case INGEST, CAPACITY, INGEST_RAM -> throw new IllegalArgumentException(w.id + " has no sustained stage");
         };
     }
 
-    private static byte[] next(Keys.Chooser c, long keySeed, boolean ascending, byte[] key) {
-        Keys.key(keySeed, c.next(), key, ascending);
+    private static byte[] next(Keys.Chooser c, long keySeed, Keys.Layout layout, byte[] key) {
+        Keys.key(keySeed, c.next(), key, layout);
         return key;
     }
 
@@ -289,7 +289,7 @@ final class PointRunner {
                 try {
                     SplittableRandom rnd = new SplittableRandom(Keys.mix(seed + 1000L * id));
                     Keys.Chooser chooser = zipf != null ? zipf.chooser(rnd.split()) : Keys.uniform(o.keys, rnd.split());
-                    Op op = op(w, map.newSession(value), chooser, rnd, new byte[o.keySize], o.seed, o.ascendingKeys(), scan);
+                    Op op = op(w, map.newSession(value), chooser, rnd, new byte[o.keySize], o.seed, o.keyLayout(), scan);
                     ready.countDown();
                     counted = true;
                     go.await();

@@ -22,7 +22,7 @@ final class Results {
     static final List<String> COLUMNS = List.of(
             "timestamp", "map", "workload", "threads", "rep", "status", "ops_per_s", "ops", "seconds",
             "ram_budget_bytes", "pairs_fit", "stop_reason",
-            "keys", "pairs_ingested", "key_size", "value_size", "distribution", "key_order", "duration_s", "warmup_s", "scan",
+            "keys", "pairs_ingested", "key_size", "value_size", "distribution", "key_order", "key_head", "duration_s", "warmup_s", "scan",
             "ingest_s", "ingest_ops_per_s", "heap_base_bytes", "heap_growth_bytes", "offheap_used_bytes", "offheap_reserved_bytes",
             "heap_b_per_pair", "offheap_used_b_per_pair", "offheap_reserved_b_per_pair", "overhead_b_per_pair",
             "size_after", "offheap_used_after", "gc_count", "gc_ms", "heap_budget_bytes", "offheap_budget_bytes", "jvm", "jvm_flags",

@@ -116,7 +116,7 @@ class BenchTest {
         byte[] previous = null;
         for (int i : indexes) {
             byte[] key = new byte[16];
-            Keys.key(42, i, key, true);
+            Keys.key(42, i, key, new Keys.Layout(true, 0));
             if (previous != null) {
                 assertTrue(Arrays.compareUnsigned(previous, key) < 0, "key " + i + " after the one before");
             }
@@ -126,8 +126,8 @@ class BenchTest {
         byte[] a = new byte[16];
         byte[] b = new byte[16];
         for (int i = 0; i < 100; i++) {
-            Keys.key(42, i, a, false);
-            Keys.key(42, i + 1, b, false);
+            Keys.key(42, i, a, Keys.Layout.PLAIN);
+            Keys.key(42, i + 1, b, Keys.Layout.PLAIN);
             inversions += Arrays.compareUnsigned(a, b) > 0 ? 1 : 0;
         }
         assertTrue(inversions > 20 && inversions < 80, "random keys: " + inversions + " inversions of 100");
@@ -147,6 +147,37 @@ class BenchTest {
         assertThrows(IllegalArgumentException.class, () -> Options.parse(new String[]{"--key-order", "sideways"}));
         assertThrows(IllegalArgumentException.class,
                 () -> Options.parse(new String[]{"--key-order", "ascending", "--key-size", "3"}));
+    }
+
+    @Test
+    void keysWithAHeadShareItAndStayDistinct() {
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        byte[] first = null;
+        for (int i = 0; i < 10_000; i++) {
+            byte[] key = new byte[40];
+            Keys.key(42, i, key, new Keys.Layout(false, 24));
+            if (first == null) {
+                first = key.clone();
+            }
+            assertArrayEquals(Arrays.copyOf(first, 24), Arrays.copyOf(key, 24), "key " + i + "'s head");
+            assertTrue(seen.add(Arrays.toString(key)), "key " + i + " is distinct");
+        }
+        byte[] previous = null;
+        for (int i : new int[] {0, 1, 255, 256, 70_000, 1 << 24}) {
+            byte[] key = new byte[32];
+            Keys.key(42, i, key, new Keys.Layout(true, 20));
+            assertArrayEquals(Arrays.copyOf(first, 20), Arrays.copyOf(key, 20), "ascending key " + i + "'s head");
+            if (previous != null) {
+                assertTrue(Arrays.compareUnsigned(previous, key) < 0, "ascending key " + i + " after the one before");
+            }
+            previous = key;
+        }
+        Options o = Options.parse(new String[]{"--keys", "1000", "--key-head", "24"});
+        assertEquals(new Keys.Layout(false, 24), o.keyLayout());
+        assertTrue(o.childArgs(MapKind.OAK_ZC, Workload.GET_ZC, 1, 1, o.budget(MapKind.OAK_ZC), 0)
+                .containsAll(List.of("--key-head", "24")));
+        assertThrows(IllegalArgumentException.class, () -> Options.parse(new String[]{"--key-head", "93"}));
+        assertThrows(IllegalArgumentException.class, () -> Options.parse(new String[]{"--key-head", "-1"}));
     }
 
     private static boolean isSorted(int[] a) {
