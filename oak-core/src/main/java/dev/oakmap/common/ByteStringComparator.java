@@ -43,6 +43,12 @@ import java.util.Objects;
  * <p>The {@linkplain #keyPrefix key prefix} the map uses to skip most off-heap comparisons is the
  * first 8 serialized bytes, big-endian, zero-padded: order-preserving for every byte-wise order.
  * For a key object it is computed, by default, by serializing the key into a temporary heap array.
+ * Keys that share their first bytes (a table or tenant name, {@code "user"} and a number) all tie
+ * on those 8 bytes; because this comparator's order is byte-wise, the map then compares the 8
+ * bytes after the head its keys share instead, chunk by chunk, so such keys search about as fast
+ * as keys that differ from the first byte. For that it serializes a searched key object again
+ * for each window it compares in (the index's and a chunk's, about two per search), except
+ * {@code byte[]} keys under {@link #forByteArrays()}, which it reads directly.
  *
  * <p>Instances are immutable and thread-safe if the supplied comparator and serializer are.
  * Comparing {@code null} keys throws {@link NullPointerException} (unless {@code objectOrder}

@@ -309,9 +309,10 @@ public final class Chunk {
 
     /**
      * @return the 32-bit form, in this chunk, of {@code key}, whose comparator prefix is {@code kp}:
-     *     in the window after the chunk's head if it has one
+     *     in the window after the chunk's head if it has one (which may serialize the key), so a
+     *     caller that compares one key with many entries computes it once ({@link #compareLocal})
      */
-    private <K> int localPrefix(K key, long kp, KeyOps<K> ops) {
+    public <K> int localPrefix(K key, long kp, KeyOps<K> ops) {
         return localPrefix(head == null ? kp : ops.prefixAt(key, kp, head));
     }
 
@@ -360,8 +361,8 @@ public final class Chunk {
         return compareLocal(key, localPrefix(key, kp, ops), ei, ops);
     }
 
-    /** {@link #compareAt} with the key's prefix in this chunk's 32-bit form. */
-    private <K> int compareLocal(K key, int lp, int ei, KeyOps<K> ops) {
+    /** {@link #compareAt} with the key's prefix in this chunk's 32-bit form ({@link #localPrefix(Object, long, KeyOps)}). */
+    public <K> int compareLocal(K key, int lp, int ei, KeyOps<K> ops) {
         int p = prefixes[ei];
         if (lp != p) {
             return Integer.compare(lp, p); // decided on-heap: the refs array is not touched

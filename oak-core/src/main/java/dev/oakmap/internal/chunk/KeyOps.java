@@ -218,14 +218,18 @@ public final class KeyOps<K> {
      * start with it and a longer shared head would not gain {@link #MIN_WINDOW_GAIN} bytes, so
      * that a rebalance can keep the prefixes it copies; otherwise the bytes the two share (every
      * key between them shares them too), or null (the comparator's prefix) if they share fewer
-     * than {@code MIN_WINDOW_GAIN} or a bound is {@link Refs#NULL} (unbounded). Always
-     * {@code current} for comparators that are not byte-wise.
+     * than {@code minHead} or a bound is {@link Refs#NULL} (unbounded). Always {@code current}
+     * for comparators that are not byte-wise. Reads at most {@link #MAX_HEAD} bytes of each key.
      *
+     * @param minHead the fewest shared bytes worth a window: {@link #MIN_WINDOW_GAIN} between
+     *     true bounds; 8 where later keys may fall outside them (the map's first and last
+     *     chunks), since a key that leaves the head ties at an end, where the comparator's prefix
+     *     might have told it apart unless the head is at least that prefix's length
      * @param upperGuard the chunk {@code upperRef} is read from, or null if it is protected
      *     ({@code lowerRef} must be)
      * @throws StaleKeyException if {@code upperRef} was read through a chunk being deleted
      */
-    public byte[] windowFor(long lowerRef, long upperRef, Chunk upperGuard, byte[] current) {
+    public byte[] windowFor(long lowerRef, long upperRef, Chunk upperGuard, byte[] current, int minHead) {
         if (!byteOrdered) {
             return current;
         }
@@ -233,9 +237,9 @@ public final class KeyOps<K> {
             return null;
         }
         int[] len = new int[1];
-        byte[] a = copy(lowerRef, new byte[64], len, null);
+        byte[] a = copy(lowerRef, new byte[64], len, null, MAX_HEAD);
         int alen = len[0];
-        byte[] b = copy(upperRef, new byte[64], len, upperGuard);
+        byte[] b = copy(upperRef, new byte[64], len, upperGuard, MAX_HEAD);
         int blen = len[0];
         int shared = Arrays.mismatch(a, 0, alen, b, 0, blen);
         shared = Math.min(shared < 0 ? alen : shared, MAX_HEAD);
@@ -245,7 +249,7 @@ public final class KeyOps<K> {
         if (holds && shared < d + MIN_WINDOW_GAIN) {
             return current;
         }
-        return shared >= MIN_WINDOW_GAIN ? Arrays.copyOf(a, shared) : null;
+        return shared >= minHead ? Arrays.copyOf(a, shared) : null;
     }
 
     private static boolean startsWith(byte[] a, int len, byte[] head) {
@@ -369,9 +373,14 @@ public final class KeyOps<K> {
      * @throws StaleKeyException if the key may have been deleted during the read
      */
     public byte[] copy(long keyRef, byte[] dst, int[] lengthOut, Chunk guard) {
+        return copy(keyRef, dst, lengthOut, guard, Integer.MAX_VALUE);
+    }
+
+    /** {@link #copy(long, byte[], int[], Chunk)} of the key's first {@code limit} bytes at most. */
+    private byte[] copy(long keyRef, byte[] dst, int[] lengthOut, Chunk guard, int limit) {
         MemorySegment seg = slices.segment(keyRef);
         long t = begin(keyRef);
-        int len = slices.length(seg, keyRef);
+        int len = Math.min(slices.length(seg, keyRef), limit);
         byte[] out = dst;
         Throwable failure = null;
         try {

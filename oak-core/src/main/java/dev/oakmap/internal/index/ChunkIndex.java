@@ -147,15 +147,17 @@ public final class ChunkIndex {
     /**
      * The snapshot of the given arrays, with its window: {@code s}'s head if it still suits the
      * first and last minimum keys (then only the {@code count} new chunks from {@code at} have
-     * their windowed prefixes read), else a new one, for which every minimum key's is. Never
-     * fails: if a key cannot be read, the snapshot compares the comparator's prefixes.
+     * their windowed prefixes read), else a new one, for which every minimum key's is. If a key
+     * cannot be read, or the heap has no room for the window's arrays, the snapshot compares the
+     * comparator's prefixes instead: the chunks are released already, so this must not fail
+     * (short of the heap failing the snapshot itself, as it could before windows).
      */
     private static Snapshot windowed(Snapshot s, Chunk[] chunks, long[] prefixes, long[] minKeys, int at, int count,
                                      KeyOps<?> ops) {
         int n = chunks.length;
         try {
             // a[0] covers everything below a[1]: its minimum key is not compared
-            byte[] head = n < 3 ? null : ops.windowFor(minKeys[1], minKeys[n - 1], null, s.head);
+            byte[] head = n < 3 ? null : ops.windowFor(minKeys[1], minKeys[n - 1], null, s.head, KeyOps.MIN_WINDOW_GAIN);
             if (head == null) {
                 return new Snapshot(chunks, prefixes, minKeys, null, prefixes);
             }
@@ -172,7 +174,7 @@ public final class ChunkIndex {
                 }
             }
             return new Snapshot(chunks, prefixes, minKeys, head, w);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             return new Snapshot(chunks, prefixes, minKeys, null, prefixes);
         }
     }

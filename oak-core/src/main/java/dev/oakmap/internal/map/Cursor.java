@@ -118,6 +118,9 @@ public final class Cursor<K, V> {
     private final K hi;
     private final long hiPrefix;
     private final boolean hiInclusive;
+    /** The chunk whose 32-bit forms of the bounds {@link #loLocal} and {@link #hiLocal} hold (computed once per chunk). */
+    private Chunk loChunk, hiChunk;
+    private int loLocal, hiLocal;
     private final boolean descending;
     /** Whether this scan touches the slices of entries ahead of it (see {@link #LOOK_AHEAD_FROM}). */
     private final boolean lookAhead;
@@ -380,7 +383,7 @@ public final class Cursor<K, V> {
             }
             long k = chunk.keyRef(ei);
             if (hi != null) {
-                int c = chunk.compareAt(hi, hiPrefix, ei, keys);
+                int c = compareWithHi(ei);
                 if (c < 0 || (c == 0 && !hiInclusive)) {
                     return false;
                 }
@@ -495,7 +498,7 @@ public final class Cursor<K, V> {
             }
             long k = chunk.keyRef(ei);
             if (lo != null) {
-                int c = chunk.compareAt(lo, loPrefix, ei, keys);
+                int c = compareWithLo(ei);
                 if (c > 0 || (c == 0 && !loInclusive)) {
                     return false;
                 }
@@ -691,6 +694,28 @@ public final class Cursor<K, V> {
             map.discardSurplusBlocks(); // the blocks that earlier placements emptied (the placer does it too)
         }
         return scatteredChunk ? left : null;
+    }
+
+    /**
+     * Compares the upper bound with the key of entry {@code ei} of the current chunk. The bound's
+     * 32-bit form is computed once per chunk: in a chunk with a prefix window it takes a read of
+     * the bound's bytes (and, unless keys are {@code byte[]}, its serialization).
+     */
+    private int compareWithHi(int ei) {
+        if (hiChunk != chunk) {
+            hiLocal = chunk.localPrefix(hi, hiPrefix, keys);
+            hiChunk = chunk;
+        }
+        return chunk.compareLocal(hi, hiLocal, ei, keys);
+    }
+
+    /** {@link #compareWithHi} for the lower bound. */
+    private int compareWithLo(int ei) {
+        if (loChunk != chunk) {
+            loLocal = chunk.localPrefix(lo, loPrefix, keys);
+            loChunk = chunk;
+        }
+        return chunk.compareLocal(lo, loLocal, ei, keys);
     }
 
     /**

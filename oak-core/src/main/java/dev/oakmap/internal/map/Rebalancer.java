@@ -917,9 +917,11 @@ final class Rebalancer {
      * after the last one, or, for the last chunk of a rebalance, the minimum key of
      * {@code after} (the chunk after the rebalanced ones, or null); every key the chunk will ever
      * hold lies between them, so none falls outside the head. The first and the last chunk of the
-     * map, unbounded, take their first or last key as that bound: keys inserted beyond it later
-     * may fall outside the head, and then tie with each other (as every key of a map whose keys
-     * share their first 8 bytes would under the comparator's prefix) until the next rebalance.
+     * map, unbounded, take their first or last key as that bound, and a head only if it is at
+     * least 8 bytes long: keys inserted beyond that bound later may fall outside the head, and
+     * then tie at an end until the next rebalance, which with a shorter head could tie keys that
+     * the comparator's prefix tells apart. (So can a merge whose upper bound could not be read,
+     * when the head is kept: see below.)
      *
      * @param after the chunk after this one if it is the last of the rebalance, else null
      */
@@ -928,16 +930,24 @@ final class Rebalancer {
         byte[] head = live.head;
         long upper = after != null ? after.minKey : from + count < live.size ? live.keys[from + count] : Refs.NULL;
         Chunk upperGuard = after;
+        int minHead = KeyOps.MIN_WINDOW_GAIN;
         if (upper == Refs.NULL && count > 0) {
             upper = live.keys[from + count - 1]; // the map's last chunk: what its keys share now
             upperGuard = null;
+            minHead = Long.BYTES;
         }
-        long lower = minKey == Refs.NULL && count > 0 ? live.keys[from] : minKey; // likewise for the first
+        long lower = minKey;
+        if (lower == Refs.NULL && count > 0) {
+            lower = live.keys[from]; // likewise for the first
+            minHead = Long.BYTES;
+        }
         byte[] w;
         try {
-            w = keys.windowFor(lower, upper, upperGuard, head);
+            w = keys.windowFor(lower, upper, upperGuard, head, minHead);
         } catch (StaleKeyException e) {
-            w = head; // after was rebalanced meanwhile: any head is sound, this one needs no reads
+            // after was rebalanced meanwhile: any head is sound, and this one needs no reads, though
+            // keys of a merged neighbour may fall outside it (and tie at an end)
+            w = head;
         }
         {
             if (w != head) { // keys that share more than the head, or no longer all of it
