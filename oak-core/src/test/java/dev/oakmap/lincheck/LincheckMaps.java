@@ -2,12 +2,16 @@ package dev.oakmap.lincheck;
 
 import dev.oakmap.MemoryScheme;
 import dev.oakmap.OakMap;
+import dev.oakmap.OakComparator;
 import dev.oakmap.OakMapBuilder;
 import dev.oakmap.OakScopedWriteBuffer;
+import dev.oakmap.OakSerializer;
+import dev.oakmap.common.ByteStringComparator;
 import dev.oakmap.common.OakCommonTypes;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.StressOptions;
 
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -28,7 +32,7 @@ final class LincheckMaps {
     /** The smallest chunk the builder allows: a chunk of 4 splits on its 3rd or 4th key. */
     static final int CHUNK = 4;
 
-    private static final AtomicReference<OakMap<Integer, Long>> LAST = new AtomicReference<>();
+    private static final AtomicReference<OakMap<?, Long>> LAST = new AtomicReference<>();
     /** The memory schemes of the maps {@link #open} builds: Nova unless a test says otherwise. */
     private static volatile MemoryScheme keyMemory = MemoryScheme.NOVA;
     private static volatile MemoryScheme valueMemory = MemoryScheme.NOVA;
@@ -42,8 +46,22 @@ final class LincheckMaps {
 
     /** A new Integer to Long map with chunks of {@code chunk} entries; closes the map of the previous invocation. */
     static OakMap<Integer, Long> open(int chunk) {
-        OakMap<Integer, Long> map = new OakMapBuilder<>(OakCommonTypes.INTEGER_SERIALIZER,
-                OakCommonTypes.LONG_SERIALIZER, OakCommonTypes.INTEGER_COMPARATOR)
+        return open(OakCommonTypes.INTEGER_SERIALIZER, OakCommonTypes.INTEGER_COMPARATOR, chunk);
+    }
+
+    /**
+     * A new {@code byte[]} to Long map (byte-wise ordered keys) with chunks of {@code chunk}
+     * entries; closes the previous one. Its comparator is built with
+     * {@code ByteStringComparator.of}, not the ready-made one, whose key prefix reads the array
+     * through a byte-array view VarHandle that Lincheck's model checker does not support.
+     */
+    static OakMap<byte[], Long> openBytes(int chunk) {
+        return open(OakCommonTypes.BYTE_ARRAY_SERIALIZER,
+                ByteStringComparator.of(Arrays::compareUnsigned, OakCommonTypes.BYTE_ARRAY_SERIALIZER), chunk);
+    }
+
+    private static <K> OakMap<K, Long> open(OakSerializer<K> keys, OakComparator<K> order, int chunk) {
+        OakMap<K, Long> map = new OakMapBuilder<>(keys, OakCommonTypes.LONG_SERIALIZER, order)
                 .chunkCapacity(chunk)
                 .blockSize(4096)
                 .memoryCapacity(1L << 20)
@@ -51,7 +69,7 @@ final class LincheckMaps {
                 .valueMemory(valueMemory)
                 .build();
         CREATED.incrementAndGet();
-        OakMap<Integer, Long> previous = LAST.getAndSet(map);
+        OakMap<?, Long> previous = LAST.getAndSet(map);
         if (previous != null) {
             previous.close();
         }
@@ -92,7 +110,7 @@ final class LincheckMaps {
     private static final String PLACE_PAIRS = "oak.placePairs";
 
     static void closeLast() {
-        OakMap<Integer, Long> previous = LAST.getAndSet(null);
+        OakMap<?, Long> previous = LAST.getAndSet(null);
         if (previous != null) {
             previous.close();
         }
