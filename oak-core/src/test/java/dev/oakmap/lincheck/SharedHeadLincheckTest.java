@@ -29,12 +29,10 @@ import java.util.Arrays;
 @Param(name = "value", gen = LongGen.class, conf = "1:3")
 public class SharedHeadLincheckTest implements LincheckTestBase.BothModes {
 
-    static final int[] STABLE = {10, 20, 30, 40, 50, 60};
-
     private final OakMap<byte[], Long> map = LincheckMaps.openBytes(4);
 
     public SharedHeadLincheckTest() {
-        for (int k : STABLE) {
+        for (int k : NeighbourRebalanceLincheckTest.STABLE) {
             map.put(key(k), (long) k);
         }
     }
@@ -49,28 +47,8 @@ public class SharedHeadLincheckTest implements LincheckTestBase.BothModes {
         return key == null ? null : ByteBuffer.wrap(key).getInt(12);
     }
 
-    /** The specification: the stable keys, as the constructor leaves the map. */
-    public static class Spec extends MapSpec {
-        public Spec() {
-            super(STABLE);
-        }
-
-        public Long putNear(int near, long value) {
-            return map.put(10 * near + 1, value);
-        }
-
-        public Long removeNear(int near) {
-            return map.remove(10 * near + 1);
-        }
-
-        public Long getNear(int near) {
-            return map.get(10 * near + 1);
-        }
-
-        public Long getStable(int near) {
-            return map.get(10 * near);
-        }
-
+    /** The specification: the neighbour test's (the same stable keys and operations), and {@code ceilingNear}. */
+    public static class Spec extends NeighbourRebalanceLincheckTest.Spec {
         public Integer ceilingNear(int near) {
             return map.ceilingKey(10 * near + 1);
         }
