@@ -184,10 +184,7 @@ public class ByteStringComparator<K> implements OakComparator<K> {
      */
     private MemorySegment serialized(K key) {
         Objects.requireNonNull(key, "key"); // as the class comment says, not the serializer's failure
-        int size = Codec.sizeOf(serializer, key, Refs.MAX_AUX); // no map holds a longer key
-        MemorySegment bytes = MemorySegment.ofArray(new byte[size]);
-        Codec.write(serializer, key, bytes, 0, size);
-        return bytes;
+        return Codec.toHeap(serializer, key, Refs.MAX_AUX); // no map holds a longer key
     }
 
     /**

@@ -50,6 +50,20 @@ public final class Codec {
     }
 
     /**
+     * Serializes {@code object} into a new heap array, as {@link #write} does off-heap (its
+     * failures reported alike), for comparisons of serialized forms outside the map's memory.
+     *
+     * @param max the longest serialized form accepted
+     * @return a segment over the array, exactly the serialized size
+     */
+    public static <T> MemorySegment toHeap(OakSerializer<T> serializer, T object, int max) {
+        int size = sizeOf(serializer, object, max);
+        MemorySegment bytes = MemorySegment.ofArray(new byte[size]);
+        write(serializer, object, bytes, 0, size);
+        return bytes;
+    }
+
+    /**
      * Deserializes the window {@code [base, base + length)} of {@code segment}.
      *
      * @throws OakSerializationException if the serializer returns null

@@ -183,10 +183,8 @@ public final class KeyOps<K> {
         if (rawKeys) {
             return windowed(MemorySegment.ofArray((byte[]) key), 0, ((byte[]) key).length, head);
         }
-        int len = Codec.sizeOf(serializer, key, Refs.MAX_AUX); // no map holds a longer key
-        MemorySegment bytes = MemorySegment.ofArray(new byte[len]);
-        Codec.write(serializer, key, bytes, 0, len);
-        return windowed(bytes, 0, len, head);
+        MemorySegment bytes = Codec.toHeap(serializer, key, Refs.MAX_AUX); // no map holds a longer key
+        return windowed(bytes, 0, bytes.byteSize(), head);
     }
 
     /**
