@@ -9,9 +9,6 @@ import dev.oakmap.internal.memory.Refs;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.Objects;
@@ -57,8 +54,6 @@ import java.util.Objects;
  * @param <K> the key type
  */
 public class ByteStringComparator<K> implements OakComparator<K> {
-
-    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
     private final Comparator<? super K> objectOrder;
     private final OakSerializer<K> serializer;
@@ -196,14 +191,7 @@ public class ByteStringComparator<K> implements OakComparator<K> {
      * @throws NullPointerException if {@code bytes} is null
      */
     public static long prefixOf(byte[] bytes) {
-        if (bytes.length >= Long.BYTES) {
-            return (long) LONGS.get(bytes, 0);
-        }
-        long p = 0;
-        for (int i = 0; i < bytes.length; i++) {
-            p |= (long) Byte.toUnsignedInt(bytes[i]) << (56 - 8 * i);
-        }
-        return p;
+        return prefixOf(MemorySegment.ofArray(bytes));
     }
 
     private static long prefixOf(MemorySegment s) {

@@ -6,12 +6,10 @@ import dev.oakmap.OakComparator;
 import dev.oakmap.OakMapBuilder;
 import dev.oakmap.OakScopedWriteBuffer;
 import dev.oakmap.OakSerializer;
-import dev.oakmap.common.ByteStringComparator;
 import dev.oakmap.common.OakCommonTypes;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.StressOptions;
 
-import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -50,14 +48,19 @@ final class LincheckMaps {
     }
 
     /**
-     * A new {@code byte[]} to Long map (byte-wise ordered keys) with chunks of {@code chunk}
-     * entries; closes the previous one. Its comparator is built with
-     * {@code ByteStringComparator.of}, not the ready-made one, whose key prefix reads the array
-     * through a byte-array view VarHandle that Lincheck's model checker does not support.
+     * A new {@code byte[]} to Long map with the ready-made byte-wise order
+     * ({@code BYTE_ARRAY_COMPARATOR}) and chunks of {@code chunk} entries; closes the previous one.
      */
     static OakMap<byte[], Long> openBytes(int chunk) {
-        return open(OakCommonTypes.BYTE_ARRAY_SERIALIZER,
-                ByteStringComparator.of(Arrays::compareUnsigned, OakCommonTypes.BYTE_ARRAY_SERIALIZER), chunk);
+        return open(OakCommonTypes.BYTE_ARRAY_SERIALIZER, OakCommonTypes.BYTE_ARRAY_COMPARATOR, chunk);
+    }
+
+    /**
+     * A new {@code String} to Long map with the ready-made serializer and comparator and chunks of
+     * {@code chunk} entries; closes the previous one.
+     */
+    static OakMap<String, Long> openStrings(int chunk) {
+        return open(OakCommonTypes.STRING_SERIALIZER, OakCommonTypes.STRING_COMPARATOR, chunk);
     }
 
     private static <K> OakMap<K, Long> open(OakSerializer<K> keys, OakComparator<K> order, int chunk) {

@@ -1,6 +1,7 @@
 package dev.oakmap.lincheck;
 
 import dev.oakmap.OakMap;
+import dev.oakmap.OakUnscopedBuffer;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.LongGen;
 import org.jetbrains.lincheck.datastructures.Operation;
@@ -9,6 +10,7 @@ import org.jetbrains.lincheck.datastructures.Param;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Iterator;
 
 /**
  * Prefix windows under concurrency (see {@code KeyOps}, "Prefix windows"): keys that share
@@ -16,14 +18,18 @@ import java.util.Arrays;
  * head again while other threads search it.
  *
  * <h2>Layout</h2>
- * Key {@code i} is the bytes of {@code "tenant/0001/"} or {@code "tenant/0002/"} (the first for
- * {@code i < 35}) followed by {@code i}, big-endian: ordered as the ints are, so the
- * specification is the usual one over ints. The constructor puts the stable keys 10, 20, ..., 60;
- * chunks within one tenant share 15 bytes, and a chunk that straddles the two shares 10, so
- * splits and merges change heads. ({@code byte[]} keys rather than strings: Lincheck's model
- * checker takes the character loops of a string serializer, run for every window, for spin
- * locks, and reports a hang.) The operations put and remove keys next to the stable ones and query both,
- * and {@code ceilingNear} searches through windows for a key that may be absent.
+ * Key {@code i} is 100 bytes: those of {@code "tenant/0001/"} or {@code "tenant/0002/"} (the
+ * first for {@code i < 35}), then {@code i}, big-endian, then zeros; ordered as the ints are, so
+ * the specification is the usual one over ints. The constructor puts the stable keys 10, 20, ...,
+ * 60; chunks within one tenant share 15 bytes, and a chunk that straddles the two shares 10, so
+ * splits and merges change heads. The operations put and remove keys next to the stable ones and
+ * query both, {@code ceilingNear} searches through windows for a key that may be absent, and
+ * {@code ceilingViewNear} finds it through a zero-copy key view.
+ *
+ * <p>The map uses the ready-made {@code byte[]} comparator, and its keys are long enough for the
+ * map's word-loop copies ({@code Bytes}): neither may read arrays through an array-view
+ * {@code VarHandle}, which the model checker rejects. {@link StringKeysLincheckTest} checks the
+ * same operations with string keys.
  */
 @Param(name = "near", gen = IntGen.class, conf = "1:6")
 @Param(name = "value", gen = LongGen.class, conf = "1:3")
@@ -38,7 +44,7 @@ public class SharedHeadLincheckTest implements LincheckTestBase.BothModes {
     }
 
     static byte[] key(int i) {
-        byte[] k = Arrays.copyOf((i < 35 ? "tenant/0001/" : "tenant/0002/").getBytes(StandardCharsets.US_ASCII), 16);
+        byte[] k = Arrays.copyOf((i < 35 ? "tenant/0001/" : "tenant/0002/").getBytes(StandardCharsets.US_ASCII), 100);
         ByteBuffer.wrap(k).putInt(12, i);
         return k;
     }
@@ -47,9 +53,16 @@ public class SharedHeadLincheckTest implements LincheckTestBase.BothModes {
         return key == null ? null : ByteBuffer.wrap(key).getInt(12);
     }
 
-    /** The specification: the neighbour test's (the same stable keys and operations), and {@code ceilingNear}. */
+    /**
+     * The specification: the neighbour test's (the same stable keys and operations), and two
+     * ceilings.
+     */
     public static class Spec extends NeighbourRebalanceLincheckTest.Spec {
         public Integer ceilingNear(int near) {
+            return map.ceilingKey(10 * near + 1);
+        }
+
+        public Integer ceilingViewNear(int near) {
             return map.ceilingKey(10 * near + 1);
         }
     }
@@ -77,6 +90,13 @@ public class SharedHeadLincheckTest implements LincheckTestBase.BothModes {
     @Operation
     public Integer ceilingNear(@Param(name = "near") int near) {
         return id(map.ceilingKey(key(10 * near + 1)));
+    }
+
+    /** The ceiling through the first key view of a zero-copy key set (an on-heap copy of the key). */
+    @Operation
+    public Integer ceilingViewNear(@Param(name = "near") int near) {
+        Iterator<OakUnscopedBuffer> it = map.tailMap(key(10 * near + 1)).zc().keySet().iterator();
+        return it.hasNext() ? it.next().getInt(12) : null;
     }
 
     // Sized for CI (a few seconds); -Doak.lincheck.scale=N multiplies the iterations.

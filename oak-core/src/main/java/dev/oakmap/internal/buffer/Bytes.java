@@ -2,9 +2,6 @@ package dev.oakmap.internal.buffer;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.util.Objects;
 
 /**
@@ -39,7 +36,10 @@ import java.util.Objects;
  * segment's {@link IllegalStateException}, or a read-only one's) fails before it writes anything,
  * as the JDK's copy does. Words are read and written in the native byte order on both sides, so
  * the bytes land in their order; the last word overlaps the one before it instead of a byte
- * loop for the tail. No way is atomic: callers that read a slice another thread may write
+ * loop for the tail. The array side goes through a heap segment over it, which the compiler
+ * removes, rather than an array-view {@code VarHandle}: Lincheck's model checker, which users run
+ * over code that calls the map, rejects array-view handles ("Unsupported VarHandle type"), and
+ * the two compile to the same loads and stores. No way is atomic: callers that read a slice another thread may write
  * validate the read afterwards, as they always did.
  */
 public final class Bytes {
@@ -51,8 +51,6 @@ public final class Bytes {
     /** The longest range the JDK's segment copy copies with Java code rather than its stub. */
     private static final int JDK_LOOP_MAX = 64;
     private static final ValueLayout.OfLong WORD = ValueLayout.JAVA_LONG_UNALIGNED;
-    private static final VarHandle ARRAY_WORD =
-            MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.nativeOrder());
 
     /** Copies {@code length} bytes of {@code src} from {@code at} into {@code dst} from {@code offset}. */
     public static void copyOut(MemorySegment src, long at, byte[] dst, int offset, int length) {
@@ -62,11 +60,12 @@ public final class Bytes {
         }
         Objects.checkFromIndexSize(at, length, src.byteSize());
         Objects.checkFromIndexSize(offset, length, dst.length);
+        MemorySegment out = MemorySegment.ofArray(dst); // not an array-view VarHandle: see the class comment
         int last = length - Long.BYTES;
         for (int i = 0; i < last; i += Long.BYTES) {
-            ARRAY_WORD.set(dst, offset + i, src.get(WORD, at + i));
+            out.set(WORD, offset + i, src.get(WORD, at + i));
         }
-        ARRAY_WORD.set(dst, offset + last, src.get(WORD, at + last)); // the tail, overlapping the word before
+        out.set(WORD, offset + last, src.get(WORD, at + last)); // the tail, overlapping the word before
     }
 
     /** Copies {@code length} bytes of {@code src} from {@code offset} into {@code dst} from {@code at}. */
@@ -77,10 +76,11 @@ public final class Bytes {
         }
         Objects.checkFromIndexSize(offset, length, src.length);
         Objects.checkFromIndexSize(at, length, dst.byteSize());
+        MemorySegment in = MemorySegment.ofArray(src); // not an array-view VarHandle: see the class comment
         int last = length - Long.BYTES;
         for (int i = 0; i < last; i += Long.BYTES) {
-            dst.set(WORD, at + i, (long) ARRAY_WORD.get(src, offset + i));
+            dst.set(WORD, at + i, in.get(WORD, offset + i));
         }
-        dst.set(WORD, at + last, (long) ARRAY_WORD.get(src, offset + last)); // the tail, overlapping the word before
+        dst.set(WORD, at + last, in.get(WORD, offset + last)); // the tail, overlapping the word before
     }
 }
