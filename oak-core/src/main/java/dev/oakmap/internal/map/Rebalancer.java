@@ -136,6 +136,20 @@ final class Rebalancer {
     /** Target fill of a replacement chunk, as a fraction of capacity. */
     static final double FILL = 0.625;
     /**
+     * Free slots every replacement chunk built with room keeps. A rebalance voids the insertions
+     * that had linked an entry in the old chunk but not yet installed its value: they retry in
+     * the replacement. With one free slot, two threads inserting into the same full chunk can void
+     * each other for ever: one takes the last slot, the other finds the chunk full, rebalances it
+     * and takes the one free slot of the replacement, and the first, retrying, finds that full in
+     * turn. With two, both retries find room. Packed chunks (the keys that appends or prepends
+     * went past, see {@link #buildPacked}) keep one spare slot; a packed chunk that an insertion
+     * fills holds one live entry less at its rebuild, so at most two rebuilds later the chunk has
+     * room. Only chunks of fewer than 32 entries are affected (larger ones keep more anyway).
+     * Lincheck's model checker found the cycle in chunks of 4, with a key serializer whose loop it
+     * switches threads in, between an insertion's slot and its value.
+     */
+    static final int MIN_FREE = 2;
+    /**
      * Room a chunk that was only appended to is rebuilt with, as a fraction of its entries (or the
      * map's ratio, if larger). Each rebuild copies the whole chunk, so growing by the ratio (a
      * quarter, say) copied every appended entry about five times before the chunk was packed;
@@ -222,7 +236,7 @@ final class Rebalancer {
      */
     static int slotsFor(int sorted, int capacity, double ratio) {
         int extra = Math.max((int) Math.ceil(sorted * ratio), Math.min(16, capacity / 4));
-        return (int) Math.min(capacity, (long) sorted + Math.max(1, extra));
+        return (int) Math.min(capacity, (long) sorted + Math.max(MIN_FREE, extra));
     }
 
     /** @return pairs moved into key order since the map was built (for tests and diagnostics) */
@@ -482,7 +496,7 @@ final class Rebalancer {
                 replacements = new Chunk[] {chunk(minKey, c.minPrefix, c.capacity(), live, 0, live.size, after)};
             } else if (growth == Growth.SCATTERED) {
                 replacements = build(minKey, c.minPrefix, live, pieces(live.size), ratio, after);
-            } else if (live.size > capacity - appendRoom()) {
+            } else if (live.size > capacity - Math.max(appendRoom(), MIN_FREE)) {
                 replacements = growth == Growth.PREPENDED ? buildPackedBehind(minKey, c.minPrefix, live, after)
                         : buildPacked(minKey, c.minPrefix, live, after);
             } else {
@@ -841,9 +855,10 @@ final class Rebalancer {
         }
     }
 
-    /** @return how many replacement chunks {@code total} entries make, each about {@link #FILL} full */
+    /** @return how many replacement chunks {@code total} entries make, each about {@link #FILL} full and with {@link #MIN_FREE} free */
     private int pieces(int total) {
-        return Math.max(1, (int) Math.ceil(total / (capacity * FILL)));
+        double fill = Math.max(1, Math.min(capacity * FILL, capacity - MIN_FREE));
+        return Math.max(1, (int) Math.ceil(total / fill));
     }
 
     /**
