@@ -2,12 +2,15 @@ package dev.oakmap;
 
 import dev.oakmap.common.OakCommonTypes;
 import dev.oakmap.internal.memory.BlockAllocator;
+import dev.oakmap.internal.memory.Refs;
 import dev.oakmap.internal.reclaim.SomarSlices;
 import dev.oakmap.somar.Somar;
 import org.junit.jupiter.api.Test;
 
 import java.lang.ref.WeakReference;
+import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.Spliterator;
 import java.util.concurrent.TimeUnit;
@@ -148,6 +151,47 @@ class UnreachableMapTest {
         assertEquals(42L, read);
         s.close();
         assertTrue(a.isClosed());
+    }
+
+    private static OakMap<Integer, Integer> smallMap(int key) {
+        OakMap<Integer, Integer> m = new OakMapBuilder<>(OakCommonTypes.INTEGER_SERIALIZER,
+                OakCommonTypes.INTEGER_SERIALIZER, OakCommonTypes.INTEGER_COMPARATOR).chunkCapacity(4).build();
+        m.put(key, key);
+        return m;
+    }
+
+    /**
+     * Block ids are process-wide and few (4,095). A suite that builds a map per test and never
+     * closes them used them all before any collection (a driver dropping one small map after
+     * another failed at about the 6,000th): a new block now asks for a collection, whose
+     * cleaners give the dropped maps' ids back, before it gives up. Deterministic both ways: the
+     * maps are held until no id is left, which only then fails, and then dropped all at once.
+     */
+    @Test
+    void mapsDroppedWithoutCloseGiveTheirIdsToNewOnes() {
+        List<OakMap<Integer, Integer>> held = new ArrayList<>();
+        OutOfMemoryError full = null;
+        try {
+            while (held.size() < 2 * Refs.MAX_BLOCK_ID) {
+                held.add(smallMap(held.size()));
+            }
+        } catch (OutOfMemoryError e) {
+            full = e;
+        }
+        assertNotNull(full, "built " + held.size() + " maps without running out of block ids");
+        assertTrue(full.getMessage().contains("block ids"), full.getMessage());
+        assertTrue(held.size() > 1_000, "ran out after " + held.size() + " maps");
+        int before = held.size();
+        held.clear(); // unreachable now, but their ids come back only through a collection
+        for (int i = 0; i < before; i++) {
+            OakMap<Integer, Integer> m;
+            try {
+                m = smallMap(i);
+            } catch (OutOfMemoryError e) { // JUnit does not report errors of this kind, it rethrows them
+                throw new AssertionError("map " + i + " of " + before + " after dropping the others", e);
+            }
+            assertEquals(i, m.get(i));
+        }
     }
 
     /** @return whether {@code a} was closed and has given back every block (closing sets the flag first) */

@@ -200,8 +200,52 @@ public final class BlockPool {
         return block;
     }
 
-    /** @return a free id, or the id of the oldest warm block, given back first; taken */
-    private synchronized int takeId() {
+    /** Waits for a dropped map's ids at most this many times, each twice as long as the one before, from 1 ms. */
+    private static final int ID_WAITS = 10;
+
+    /**
+     * Takes an id. When every id is taken, some may belong to maps dropped without
+     * {@code close()}, which give their blocks back only once the collector finds them unreachable
+     * (their cleaners, see {@code BlockAllocator#closeWhenUnreachable}): a test suite that builds a
+     * map per test, or Lincheck, which builds one per invocation, runs out of ids after a few
+     * thousand maps before any collection. So, as the JDK does when direct buffers run short, this
+     * asks for a collection and then waits for ids to come back, about a second in all, before
+     * giving up.
+     *
+     * @return a free id, taken
+     * @throws OutOfMemoryError if none came back
+     */
+    private int takeId() {
+        int id = tryTakeId();
+        if (id != NO_ID) {
+            return id;
+        }
+        System.gc();
+        boolean interrupted = false;
+        try {
+            for (int wait = 0; wait < ID_WAITS; wait++) {
+                try {
+                    Thread.sleep(1L << wait);
+                } catch (InterruptedException e) {
+                    interrupted = true; // keep waiting: the caller is mid-allocation; the flag is set again below
+                }
+                id = tryTakeId();
+                if (id != NO_ID) {
+                    return id;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        throw new OutOfMemoryError("all " + Refs.MAX_BLOCK_ID + " off-heap block ids are in use (close maps no longer used)");
+    }
+
+    private static final int NO_ID = 0;
+
+    /** @return a free id, or the id of the oldest warm block, given back first; taken; or {@link #NO_ID} if there is neither */
+    private synchronized int tryTakeId() {
         for (int n = 0; n < Refs.MAX_BLOCK_ID; n++) {
             int id = nextIdHint;
             nextIdHint = id == Refs.MAX_BLOCK_ID ? 1 : id + 1;
@@ -218,7 +262,7 @@ public final class BlockPool {
             NativeMemory.discardSlot(w.id, 0, w.size); // the id's next block starts zeroed
             return w.id;
         }
-        throw new OutOfMemoryError("all " + Refs.MAX_BLOCK_ID + " off-heap block ids are in use");
+        return NO_ID;
     }
 
     private synchronized void giveBackId(int id) {
