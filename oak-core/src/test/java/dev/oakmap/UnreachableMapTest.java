@@ -2,6 +2,7 @@ package dev.oakmap;
 
 import dev.oakmap.common.OakCommonTypes;
 import dev.oakmap.internal.memory.BlockAllocator;
+import dev.oakmap.internal.memory.BlockPool;
 import dev.oakmap.internal.memory.Refs;
 import dev.oakmap.internal.reclaim.SomarSlices;
 import dev.oakmap.somar.Somar;
@@ -61,10 +62,13 @@ class UnreachableMapTest {
 
     @Test
     void droppedMapGivesItsMemoryBack() {
+        long warm = BlockPool.shared().warmBytes();
         BlockAllocator a = useAndDrop();
         assertTrue(collectUntil(() -> released(a)), "the allocator of an unreachable map was not closed");
         assertEquals(0, a.reservedBytes());
         assertEquals(0, a.usedBytes());
+        // straight back to the OS: the pool's keeper thread stays out of the way of those who never close
+        assertTrue(BlockPool.shared().warmBytes() <= warm, "a dropped map's blocks were kept warm");
     }
 
     @Test

@@ -124,9 +124,11 @@ import java.util.function.LongUnaryOperator;
  */
 public final class BlockAllocator {
 
+    /** The thread of {@link #CLEANER}, once it has made it. */
+    private static volatile Thread cleanerThread;
     /** Closes the allocators of owners that became unreachable unclosed (one daemon thread per process). */
     private static final Cleaner CLEANER =
-            Cleaner.create(r -> Thread.ofPlatform().daemon().name("oak-cleaner").unstarted(r));
+            Cleaner.create(r -> cleanerThread = Thread.ofPlatform().daemon().name("oak-cleaner").unstarted(r));
 
     /** Which free lists a slice belongs to. */
     public enum Kind { KEY, VALUE }
@@ -883,23 +885,30 @@ public final class BlockAllocator {
         return closed;
     }
 
-    /** Gives every block back to the pool (unmapping it). Idempotent. */
+    /**
+     * Gives every block back to the pool (unmapping it). Idempotent. Blocks of an owner dropped
+     * unclosed (this runs on the cleaner's thread then) go straight back to the OS, not into the
+     * pool's warm blocks: nothing is waiting to reuse them at that moment, and it keeps the pool's
+     * keeper thread out of the way of threads that never close their maps, such as Lincheck's
+     * invocations, whose checker the keeper's timing would confuse (see {@code BlockPool}).
+     */
     public synchronized void close() {
         if (closed) {
             return;
         }
+        boolean keepWarm = Thread.currentThread() != cleanerThread;
         closed = true;
         current = null;
         awaitSpare();
         if (spare != null) {
-            pool.release(spare);
+            pool.release(spare, keepWarm);
             spare = null;
         }
         if (reuse != null) {
             reuse.dropReady(); // owned blocks, released below
         }
         for (Block b : owned) {
-            pool.release(b);
+            pool.release(b, keepWarm);
         }
         owned.clear();
         reserved.set(0);
@@ -1095,7 +1104,7 @@ public final class BlockAllocator {
             spareHuge = true; // a huge spare would have been ready in time
         }
         if (b != null && b.size() < bytes) {
-            pool.release(b);
+            pool.release(b, true);
             reserved.addAndGet(-b.size());
             b = null;
         }

@@ -17,7 +17,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * fixed array indexed by id, so resolving a reference to its block is one array load.
  *
  * <p><b>Warm blocks</b> (the shared pool only, whose blocks lie in slots of the block region, see
- * {@link NativeMemory}). A released block's pages stay committed in its slot, up to
+ * {@link NativeMemory}). The pages of a block released by {@code close()} (not those of a map
+ * dropped unclosed, see {@code BlockAllocator#close}) stay committed in its slot, up to
  * {@code -Doak.warmBlocks} bytes in all (default 1g; 0 turns this off) and for at most
  * {@code -Doak.warmBlocksMillis} (default 2,000 ms: long enough for a map built right after
  * another is closed, short enough that a closed map's memory is soon back with the OS), and the
@@ -274,9 +275,18 @@ public final class BlockPool {
      * OS and its id made available again, or it is kept warm (see the class comment).
      */
     public void release(Block block) {
+        release(block, true);
+    }
+
+    /**
+     * As {@link #release(Block)}; with {@code warmAllowed} false the block's pages go back to the
+     * OS at once, whatever the warm limits say (a map dropped unclosed, see
+     * {@code BlockAllocator#close}).
+     */
+    public void release(Block block, boolean warmAllowed) {
         if (blocks.compareAndSet(block.id, block, null)) {
             reserved.addAndGet(-block.size());
-            if (block.inSlot() && mayKeepWarm(block.size())) {
+            if (warmAllowed && block.inSlot() && mayKeepWarm(block.size())) {
                 block.freeKeepingPages();
                 keepWarm(new Warm(block.id, block.size(), System.nanoTime()));
             } else {
