@@ -4,21 +4,20 @@ import dev.oakmap.OakMap;
 import dev.oakmap.OakMapBuilder;
 import dev.oakmap.common.OakCommonTypes;
 import org.jetbrains.lincheck.datastructures.IntGen;
+import org.jetbrains.lincheck.datastructures.LongGen;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.junit.jupiter.api.Test;
 
-import java.util.Map;
-import java.util.concurrent.ConcurrentSkipListMap;
-
 /**
  * The Lincheck test a user would write first: a map from the default builder in a field, never
  * closed (Lincheck builds an instance per invocation and offers no tear-down), warm blocks left as
- * they are by default, and the map's point operations, computes and navigation against a
- * {@link ConcurrentSkipListMap}. Thousands of invocations drop thousands of maps, whose blocks
- * come back only through collections and the cleaner thread, outside the checker's schedule.
+ * they are by default, and the map's point operations, computes and navigation against the usual
+ * specification ({@link MapSpec}, a {@code TreeMap}). Thousands of invocations drop thousands of
+ * maps, whose blocks come back only through collections and the cleaner thread, outside the
+ * checker's schedule.
  *
  * <p>Unlike the other Lincheck tests here it neither closes maps nor turns warm blocks off
  * ({@link LincheckTestBase}), on purpose. Before a dropped map's blocks went straight back to the
@@ -29,56 +28,56 @@ import java.util.concurrent.ConcurrentSkipListMap;
  * {@code UnreachableMapTest} pins exactly. {@code size()} is left out: like the skiplist's, it
  * counts insertions after they are visible, so it is not linearizable.
  */
-@Param(name = "k", gen = IntGen.class, conf = "1:5")
-@Param(name = "v", gen = IntGen.class, conf = "1:3")
+@Param(name = "key", gen = IntGen.class, conf = "1:5")
+@Param(name = "value", gen = LongGen.class, conf = "1:3")
 public class DefaultBuilderLincheckTest {
 
-    private final OakMap<Integer, Integer> map = new OakMapBuilder<>(OakCommonTypes.INTEGER_SERIALIZER,
-            OakCommonTypes.INTEGER_SERIALIZER, OakCommonTypes.INTEGER_COMPARATOR).build();
+    private final OakMap<Integer, Long> map = new OakMapBuilder<>(OakCommonTypes.INTEGER_SERIALIZER,
+            OakCommonTypes.LONG_SERIALIZER, OakCommonTypes.INTEGER_COMPARATOR).build();
 
     @Operation
-    public Integer put(@Param(name = "k") int k, @Param(name = "v") int v) {
-        return map.put(k, v);
+    public Long put(@Param(name = "key") int key, @Param(name = "value") long value) {
+        return map.put(key, value);
     }
 
     @Operation
-    public Integer get(@Param(name = "k") int k) {
-        return map.get(k);
+    public Long get(@Param(name = "key") int key) {
+        return map.get(key);
     }
 
     @Operation
-    public Integer remove(@Param(name = "k") int k) {
-        return map.remove(k);
+    public Long remove(@Param(name = "key") int key) {
+        return map.remove(key);
     }
 
     @Operation
-    public Integer putIfAbsent(@Param(name = "k") int k, @Param(name = "v") int v) {
-        return map.putIfAbsent(k, v);
+    public Long putIfAbsent(@Param(name = "key") int key, @Param(name = "value") long value) {
+        return map.putIfAbsent(key, value);
     }
 
     @Operation
-    public boolean removeValue(@Param(name = "k") int k, @Param(name = "v") int v) {
-        return map.remove(k, v);
+    public boolean removeValue(@Param(name = "key") int key, @Param(name = "value") long value) {
+        return map.remove(key, value);
     }
 
     @Operation
-    public Integer replace(@Param(name = "k") int k, @Param(name = "v") int v) {
-        return map.replace(k, v);
+    public Long replace(@Param(name = "key") int key, @Param(name = "value") long value) {
+        return map.replace(key, value);
     }
 
     @Operation
-    public Integer compute(@Param(name = "k") int k) {
-        return map.compute(k, Spec::cycle);
+    public Long compute(@Param(name = "key") int key) {
+        return map.compute(key, LincheckOps::computeFn);
     }
 
     @Operation
-    public Integer merge(@Param(name = "k") int k, @Param(name = "v") int v) {
-        return map.merge(k, v, Integer::sum);
+    public Long merge(@Param(name = "key") int key, @Param(name = "value") long value) {
+        return map.merge(key, value, LincheckOps::mergeFn);
     }
 
     @Operation
-    public Integer computeIfAbsent(@Param(name = "k") int k) {
-        return map.computeIfAbsent(k, x -> x * 10);
+    public Long computeIfAbsent(@Param(name = "key") int key) {
+        return map.computeIfAbsent(key, Spec::initial);
     }
 
     @Operation
@@ -87,83 +86,36 @@ public class DefaultBuilderLincheckTest {
     }
 
     @Operation
-    public Integer ceilingKey(@Param(name = "k") int k) {
-        return map.ceilingKey(k);
+    public Integer ceilingKey(@Param(name = "key") int key) {
+        return map.ceilingKey(key);
     }
 
     @Operation
-    public Integer lowerKey(@Param(name = "k") int k) {
-        return map.lowerKey(k);
+    public Integer lowerKey(@Param(name = "key") int key) {
+        return map.lowerKey(key);
     }
 
     @Operation
-    public String pollFirst() {
-        return Spec.render(map.pollFirstEntry());
+    public String pollFirstEntry() {
+        return LincheckOps.entry(map.pollFirstEntry());
     }
 
-    /** The sequential specification: the same operations on a skiplist. */
-    public static class Spec {
-        private final ConcurrentSkipListMap<Integer, Integer> map = new ConcurrentSkipListMap<>();
-
-        /** The compute function: 1 when absent, then 2 and 3, then removed. */
-        static Integer cycle(Integer key, Integer old) {
-            return old == null ? 1 : old >= 3 ? null : old + 1;
+    /** The specification: {@link MapSpec}, and the operations it does not have. */
+    public static class Spec extends MapSpec {
+        static Long initial(Integer key) {
+            return 10L * key;
         }
 
-        static String render(Map.Entry<Integer, Integer> e) {
-            return e == null ? null : e.getKey() + "=" + e.getValue();
-        }
-
-        public Integer put(int k, int v) {
-            return map.put(k, v);
-        }
-
-        public Integer get(int k) {
-            return map.get(k);
-        }
-
-        public Integer remove(int k) {
-            return map.remove(k);
-        }
-
-        public Integer putIfAbsent(int k, int v) {
-            return map.putIfAbsent(k, v);
-        }
-
-        public boolean removeValue(int k, int v) {
-            return map.remove(k, v);
-        }
-
-        public Integer replace(int k, int v) {
-            return map.replace(k, v);
-        }
-
-        public Integer compute(int k) {
-            return map.compute(k, Spec::cycle);
-        }
-
-        public Integer merge(int k, int v) {
-            return map.merge(k, v, Integer::sum);
-        }
-
-        public Integer computeIfAbsent(int k) {
-            return map.computeIfAbsent(k, x -> x * 10);
+        public Long computeIfAbsent(int key) {
+            return map.computeIfAbsent(key, Spec::initial);
         }
 
         public boolean isEmpty() {
             return map.isEmpty();
         }
 
-        public Integer ceilingKey(int k) {
-            return map.ceilingKey(k);
-        }
-
-        public Integer lowerKey(int k) {
-            return map.lowerKey(k);
-        }
-
-        public String pollFirst() {
-            return render(map.pollFirstEntry());
+        public String pollFirstEntry() {
+            return LincheckOps.entry(map.pollFirstEntry());
         }
     }
 
