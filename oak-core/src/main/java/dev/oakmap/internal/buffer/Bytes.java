@@ -39,8 +39,8 @@ import java.util.Objects;
  * loop for the tail. The array side goes through a heap segment over it, which the compiler
  * removes, rather than an array-view {@code VarHandle}: Lincheck's model checker, which users run
  * over code that calls the map, rejects array-view handles ("Unsupported VarHandle type"), and
- * the two compile to the same loads and stores. No way is atomic: callers that read a slice another thread may write
- * validate the read afterwards, as they always did.
+ * the two compile to the same loads and stores. No way is atomic: callers that read a slice
+ * another thread may write validate the read afterwards, as they always did.
  */
 public final class Bytes {
     private Bytes() {}

@@ -14,8 +14,9 @@ import java.util.function.Function;
  * hands out for each key ({@link Cursor#keyView}). A key never changes, so the copy reads exactly
  * what the slice would, and it stays readable after the mapping is removed and its slice reused.
  *
- * <p>It reads the array (through a heap segment made per read, {@link #segment}), big-endian like every Oak buffer ({@code Layouts}), with the
- * same bounds checks and exceptions as {@link SliceBuffer}; a view per pair is then two objects
+ * <p>It reads the array (through a heap segment made per read, {@link #segment}), big-endian like
+ * every Oak buffer ({@code Layouts}), with the same bounds checks and exceptions as
+ * {@link SliceBuffer}; a view per pair is then two objects
  * (this and the array) rather than a {@link ScanKeyView}, its window object and a heap segment:
  * 140 bytes a pair of 100-byte keys less to allocate on every step of a plain zero-copy iterator.
  * Like the other views, it refuses to read once its map is closed.

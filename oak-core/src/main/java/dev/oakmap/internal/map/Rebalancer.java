@@ -855,7 +855,10 @@ final class Rebalancer {
         }
     }
 
-    /** @return how many replacement chunks {@code total} entries make, each about {@link #FILL} full and with {@link #MIN_FREE} free */
+    /**
+     * @return how many replacement chunks {@code total} entries make, each about {@link #FILL}
+     *     full and with {@link #MIN_FREE} slots free
+     */
     private int pieces(int total) {
         double fill = Math.max(1, Math.min(capacity * FILL, capacity - MIN_FREE));
         return Math.max(1, (int) Math.ceil(total / fill));

@@ -240,12 +240,16 @@ public final class BlockPool {
                 Thread.currentThread().interrupt();
             }
         }
-        throw new OutOfMemoryError("all " + Refs.MAX_BLOCK_ID + " off-heap block ids are in use (close maps no longer used)");
+        throw new OutOfMemoryError(
+                "all " + Refs.MAX_BLOCK_ID + " off-heap block ids are in use (close maps no longer used)");
     }
 
     private static final int NO_ID = 0;
 
-    /** @return a free id, or the id of the oldest warm block, given back first; taken; or {@link #NO_ID} if there is neither */
+    /**
+     * @return a free id, or the id of the oldest warm block, given back first; taken; or
+     *     {@link #NO_ID} if there is neither
+     */
     private synchronized int tryTakeId() {
         for (int n = 0; n < Refs.MAX_BLOCK_ID; n++) {
             int id = nextIdHint;
