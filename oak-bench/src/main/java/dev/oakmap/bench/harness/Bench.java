@@ -175,10 +175,9 @@ public final class Bench {
 
         log.printf("Oak bench: %d runs (%d maps x %d workloads x threads %s x %d reps, less shared/unsupported)%n",
                 plan.size(), o.maps.size(), o.workloads.size(), java.util.Arrays.toString(o.threads), o.reps);
-        log.printf("keys %,d (%,d pairs ingested, %s), %d B keys%s, %d B values, %s, %.1f s after %.1f s warm-up%n",
-                o.keys, o.ingestedPairs(), o.ascendingKeys() ? "in key order" : "in random order", o.keySize,
-                o.keyHead == 0 ? "" : " (the first " + o.keyHead + " shared)", o.valueSize, o.distribution,
-                o.duration, o.warmup);
+        log.printf("keys %,d (%,d pairs ingested, %s), %s, %d B values, %s, %.1f s after %.1f s warm-up%n",
+                o.keys, o.ingestedPairs(), o.ascendingKeys() ? "in key order" : "in random order", o.keySizeText(),
+                o.valueSize, o.distribution, o.duration, o.warmup);
         for (MapKind m : o.maps) {
             Options.Budget b = o.budget(m);
             log.printf("  %-11s heap %s%s%n", m.name(), Options.size(b.heap()),

@@ -3,6 +3,7 @@ package dev.oakmap.bench.harness;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.SplittableRandom;
 
 /**
@@ -51,7 +52,7 @@ final class Keys {
     }
 
     /** The bytes shared by every key's head, repeated as needed. */
-    private static final byte[] HEAD = "tenant-0042/orders/".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    private static final byte[] HEAD = "tenant-0042/orders/".getBytes(StandardCharsets.US_ASCII);
 
     /**
      * Writes key {@code i} into {@code out} (all of it): {@link #key(long, int, byte[])}, with

@@ -331,6 +331,11 @@ final class Options {
         }
     }
 
+    /** @return the keys' size, and their shared head if they have one: "100 B keys (the first 16 shared)" */
+    String keySizeText() {
+        return keySize + " B keys" + (keyHead == 0 ? "" : " (the first " + keyHead + " shared)");
+    }
+
     /** @return how keys are laid out: {@code --key-order} and {@code --key-head} */
     Keys.Layout keyLayout() {
         return new Keys.Layout(ascendingKeys(), keyHead);

@@ -33,8 +33,7 @@ final class Report {
         row(b, "key range", String.format(Locale.ROOT, "%,d keys, %,d pairs after ingestion (50%%, %s), %s keys",
                 o.keys, o.ingestedPairs(), o.ascendingKeys() ? "inserted in key order" : "inserted in random order",
                 o.distribution + (o.distribution.equals("zipf") ? " theta " + o.zipfTheta : "")));
-        row(b, "sizes", o.keySize + " B keys" + (o.keyHead == 0 ? "" : " (the first " + o.keyHead + " shared by all)")
-                + ", " + o.valueSize + " B values");
+        row(b, "sizes", o.keySizeText() + ", " + o.valueSize + " B values");
         row(b, "runs", String.format(Locale.ROOT, "%.1f s measured after %.1f s warm-up; %d repetition%s per point, %s",
                 o.duration, o.warmup, o.reps, o.reps == 1 ? "" : "s",
                 o.fork ? "each in a fresh JVM" : "all in the harness's JVM (--fork false: for testing only)"));

@@ -1104,7 +1104,7 @@ public final class BlockAllocator {
             spareHuge = true; // a huge spare would have been ready in time
         }
         if (b != null && b.size() < bytes) {
-            pool.release(b, true);
+            pool.release(b);
             reserved.addAndGet(-b.size());
             b = null;
         }
